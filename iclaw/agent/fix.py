@@ -1,0 +1,176 @@
+"""Fix one broken command: run it in the sandbox, and if it fails let the policy fix it (multi-turn).
+
+This is the core that `iclaw fix` and every turn of `iclaw chat` share. It adds nothing to the episode loop
+itself: it runs the user's command once (logged as the episode's first tool call, turn 0, so `tasks mine`
+can pair it with the fix), builds the request with the same `format_request` that tasks use, and hands one
+Episode to `run_episodes` — the loop that eval and training use — with the caller's `approve` and `on_event`
+hooks. The whole episode, every tool call included, goes to the store in one transaction.
+
+"Verified" means the fix ran: the final command (the last tool call of the request's kind, as for tasks) is
+judged by the exit code of its own run inside the episode. It is deliberately not run a second time: in a
+user's working directory a second run of e.g. `mkdir out` would fail because the first one worked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iclaw.agent.episode import Episode, EpisodeConfig, episode_record, new_episode, now, run_episodes
+from iclaw.agent.protocol import Action, format_output, format_request
+
+MAX_INPUT_CHARS = 64 * 1024  # a command (or snippet) longer than this is refused before anything runs
+
+
+@dataclass
+class FixResult:
+    kind: str  # "bash" | "python"
+    broken: str  # what the user gave
+    first: object  # ToolResult of running it as given
+    episode: Episode | None = None  # None when there was nothing to fix
+    episode_id: int | None = None  # row id in the store
+    final: str | None = None  # the model's (or the user's edited) last command of `kind`
+    final_exit: int | None = None  # exit code of that command's run
+    cancelled: bool = False  # Ctrl-C during the turn
+    note: str = ""  # why no fix was attempted (e.g. the request does not fit the model's context)
+    approvals: list[dict] = field(default_factory=list)
+
+    @property
+    def needed_fix(self) -> bool:
+        return self.first is not None and self.first.exit_code != 0
+
+    @property
+    def fixed(self) -> bool:
+        """A fix ran and exited 0 (or the command worked as given)."""
+        if not self.needed_fix:
+            return self.first is not None
+        return self.final is not None and self.final_exit == 0
+
+    @property
+    def command(self) -> str:
+        """The command that works (or the last one tried)."""
+        return self.final if self.needed_fix and self.final is not None else self.broken
+
+    @property
+    def exit_code(self) -> int:
+        if not self.needed_fix:
+            return self.first.exit_code
+        return self.final_exit if self.final_exit is not None else self.first.exit_code
+
+    def to_json(self) -> dict:
+        return {"fixed": self.fixed, "command": self.command, "exit_code": self.exit_code,
+                "episode": self.episode_id, "changed": self.command != self.broken}
+
+
+def classify(text: str) -> tuple[str, str]:
+    """(kind, code) for what the user typed. The rule (documented in `iclaw chat` /help):
+
+    `/py CODE` or a first line `python:`  → python (prefix removed)
+    `/sh CODE`                            → bash   (prefix removed; forces bash for a multi-line script)
+    more than one line                    → python (a pasted snippet)
+    anything else                         → bash
+    """
+    stripped = text.strip("\n")
+    for prefix, kind in (("/py ", "python"), ("/py\n", "python"), ("/sh ", "bash"), ("/sh\n", "bash")):
+        if stripped.startswith(prefix):
+            return kind, stripped[len(prefix):].strip("\n")
+    first, _, rest = stripped.partition("\n")
+    if first.strip().lower().startswith("python:"):
+        head = first.strip()[len("python:"):].strip()
+        return "python", (head + "\n" + rest if head and rest else head or rest).strip("\n")
+    if "\n" in stripped:
+        return "python", stripped
+    return "bash", stripped.strip()
+
+
+def tool_call_row(result, turn: int, cwd: Path) -> dict:
+    """A ToolResult as a store tool_calls row (the same keys run_episodes writes)."""
+    return {"turn": turn, "tool": result.tool, "input": result.input, "stdout": result.stdout,
+            "stderr": result.stderr, "exit_code": result.exit_code, "duration_ms": result.duration_ms,
+            "timed_out": result.timed_out, "signal": result.signal, "cwd": str(cwd)}
+
+
+class Fixer:
+    """Runs "try it, then fix it" turns for one policy in one working directory, logging each to `store`."""
+
+    def __init__(self, policy, sandbox, store, cfg: EpisodeConfig, cwd: Path, *, source: str,
+                 model_name: str | None = None):
+        self.policy, self.sandbox, self.store, self.cfg = policy, sandbox, store, cfg
+        self.cwd = Path(cwd).resolve()
+        self.source = source
+        self.model_name = model_name
+
+    def run(
+        self,
+        kind: str,
+        code: str,
+        *,
+        approve: Callable[[Episode, Action], Action | None] | None = None,
+        on_event: Callable[[str, Episode, dict], None] | None = None,
+        on_first: Callable[[object], None] | None = None,
+    ) -> FixResult:
+        """Run `code`; if it fails, run one episode to fix it. Ctrl-C cancels the turn (what ran is still logged)."""
+        started = now()
+        try:
+            first = self.sandbox.run(kind, code, self.cwd)
+        except KeyboardInterrupt:
+            return FixResult(kind, code, None, cancelled=True)
+        res = FixResult(kind, code, first)
+        if on_first is not None:
+            on_first(first)
+        call0 = tool_call_row(first, 0, self.cwd)
+        if not res.needed_fix:
+            # Nothing to fix: still one episode (the tool call is data), with no model turn.
+            res.episode_id = self._log(
+                source=self.source, started_at=started, ended_at=now(), final_command=None,
+                meta=self._meta(res, end="nothing_to_fix"), turns=[{"turn": 0, "role": "user", "text": code}],
+                tool_calls=[call0],
+            )
+            return res
+
+        request = format_request(kind, code, format_output(first.stdout, first.stderr, first.exit_code,
+                                                           self.cfg.obs_chars))
+        ep = new_episode(request, kind, self.cwd)
+        ep.started_at = started
+        ep.tool_calls.append(call0)  # turn 0: the user's own run of the broken command
+        res.episode = ep
+        block = self.policy.model.config.block_size
+        if block - len(ep.tokens) < 8:
+            res.note = (f"the request is {len(ep.tokens)} tokens; the model's context is {block}: "
+                        "too long to fix (shorten the command or its output)")
+
+        def approve_and_record(e: Episode, action: Action) -> Action | None:
+            out = approve(e, action) if approve is not None else action
+            decision = "declined" if out is None else ("edited" if out.code != action.code else "approved")
+            res.approvals.append({"turn": e.n_turns - 1, "proposed": action.code, "decision": decision,
+                                  "ran": None if out is None else out.code})
+            return out
+
+        try:
+            run_episodes(self.policy, [ep], self.sandbox, self.cfg, approve=approve_and_record,
+                         on_event=on_event)
+        except KeyboardInterrupt:
+            res.cancelled = True
+            ep.done, ep.status, ep.ended_at = True, "cancelled", now()
+            ep.final = ep.last_call.get(kind)
+        res.final = ep.final
+        for c in reversed(ep.tool_calls[1:]):  # the run of the final command (not the user's turn-0 run)
+            if c["tool"] == kind and c["input"] == res.final:
+                res.final_exit = c["exit_code"]
+                break
+        rec = episode_record(ep, source=self.source, model=self.policy.name or self.model_name,
+                             checkpoint=self.policy.ckpt_id)
+        rec["meta"].update(self._meta(res, end=ep.status))
+        res.episode_id = self._log(**rec)
+        return res
+
+    def _meta(self, res: FixResult, end: str) -> dict:
+        return {"end": end, "kind": res.kind, "cwd": str(self.cwd), "sandbox": self.sandbox.level,
+                "net": bool(self.sandbox.net), "broken_exit": res.first.exit_code, "fixed": res.fixed,
+                "final_exit": res.final_exit, "approvals": res.approvals, **({"note": res.note} if res.note else {})}
+
+    def _log(self, **rec) -> int:
+        rec.setdefault("model", self.policy.name or self.model_name)
+        rec.setdefault("checkpoint", self.policy.ckpt_id)
+        return self.store.log_episode(**rec)

@@ -1,0 +1,45 @@
+"""The `iclaw` command line. Thin on purpose: each area registers its commands from iclaw/commands/,
+and those modules import torch and friends only inside the command bodies, so `iclaw --help` is fast."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from iclaw.errors import IclawError
+
+app = typer.Typer(
+    name="iclaw",
+    help="A terminal agent with a local GPT-2-family policy: fixes broken commands with real, sandboxed "
+    "tools, logs every call to SQLite, and trains itself (SFT, GRPO with a KL term, distillation).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register_all() -> None:
+    # Order here is the order in `iclaw --help`.
+    from iclaw.commands import agent, arch, distill, evaluate, models, sandbox, store, tasks, train
+
+    for module in (agent, sandbox, store, tasks, evaluate, train, distill, models, arch):
+        module.register(app)
+
+
+_register_all()
+
+
+def main() -> None:
+    """Entry point: run the app; bad input becomes one `error:` line and exit code 2, never a traceback."""
+    try:
+        app()
+    except IclawError as e:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        sys.exit(130)

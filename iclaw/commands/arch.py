@@ -1,0 +1,133 @@
+"""`iclaw data prep`, `iclaw pretrain`, `iclaw bench arch` (the architecture lab).
+
+`bench_app` is the `iclaw bench` group; other modules add their benchmarks to it (e.g. `bench sample`).
+Only typer and the stdlib at module level: torch is imported inside the commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import typer
+
+from iclaw.errors import IclawError
+
+data_app = typer.Typer(help="Pretraining data: text files -> nanoGPT-style token files.", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks that print a table and write JSON.", no_args_is_help=True)
+
+_SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}
+
+
+def parse_count(text: str, flag: str) -> int:
+    """'2000000', '2_000_000', '2e6', '2M', '1.5k' -> an int; IclawError naming the flag otherwise."""
+    s = text.strip().lower().replace("_", "").replace(",", "")
+    m = re.fullmatch(r"(\d+(?:\.\d*)?(?:e\d+)?)([kmbg]?)", s)
+    if not m:
+        raise IclawError(f"{flag} {text!r}: expected a number such as 2000000, 2e6 or 2M")
+    n = int(float(m.group(1)) * _SUFFIX.get(m.group(2), 1))
+    if n <= 0:
+        raise IclawError(f"{flag} {text!r}: must be positive")
+    return n
+
+
+@data_app.command("prep")
+def data_prep(
+    inputs: list[Path] = typer.Argument(
+        None, help="Text files and directories (every file under them). None: the Python stdlib's .py files."
+    ),
+    out: Path = typer.Option(..., "--out", help="Directory to write train.bin, val.bin and meta.json into."),
+    max_files: int = typer.Option(None, "--max-files", help="Use at most this many files."),
+    max_tokens: str = typer.Option(None, "--max-tokens", help="Stop after this many tokens (e.g. 5M)."),
+    val_frac: float = typer.Option(0.05, "--val-frac", help="Fraction of the token stream held out as val.bin."),
+) -> None:
+    """Tokenize text with the GPT-2 tokenizer (<|endoftext|> after each document) into uint16 train.bin/val.bin."""
+    from iclaw.train.data import prep
+
+    cap = parse_count(max_tokens, "--max-tokens") if max_tokens else None
+    meta = prep(list(inputs or []), out, max_files=max_files, max_tokens=cap, val_frac=val_frac)
+    print(
+        f"{out}: {meta['train_tokens']:,} train + {meta['val_tokens']:,} val tokens from {meta['files']:,} files"
+        + (f" ({meta['skipped_files']} binary/undecodable skipped)" if meta["skipped_files"] else "")
+    )
+
+
+def pretrain_cmd(
+    data: Path = typer.Option(..., "--data", help="A directory made by `iclaw data prep`."),
+    tokens: str = typer.Option(..., "--tokens", help="Training tokens in total, e.g. 2M or 10e9."),
+    out: str = typer.Option(None, "--out", help="Model name to publish checkpoints under (in the registry)."),
+    config: str = typer.Option("tiny", "--config", help="Model preset: tiny, 124m, 350m, 774m, 1558m."),
+    attn: str = typer.Option(None, "--attn", help="mha | mla (default: the preset's, mha)."),
+    mlp: str = typer.Option(None, "--mlp", help="dense | moe."),
+    pos: str = typer.Option(None, "--pos", help="learned | rope."),
+    optimizer: str = typer.Option("adamw", "--optimizer", help="adamw | muon."),
+    batch: int = typer.Option(8, "--batch", help="Sequences per micro-batch (per rank)."),
+    seq: int = typer.Option(256, "--seq", help="Tokens per sequence."),
+    accum: int = typer.Option(1, "--accum", help="Micro-batches per optimizer step."),
+    lr: float = typer.Option(1e-3, "--lr", help="Peak learning rate (warmup, then cosine to 10%)."),
+    weight_decay: float = typer.Option(0.1, "--weight-decay"),
+    warmup_frac: float = typer.Option(0.05, "--warmup-frac"),
+    grad_clip: float = typer.Option(1.0, "--grad-clip", help="0 = off."),
+    dropout: float = typer.Option(0.0, "--dropout"),
+    eval_every: int = typer.Option(50, "--eval-every", help="Steps between validation losses."),
+    eval_batches: int = typer.Option(8, "--eval-batches"),
+    save_every: int = typer.Option(0, "--save-every", help="Steps between checkpoints (0: at the end only)."),
+    seed: int = typer.Option(1337, "--seed"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)."),
+    no_amp: bool = typer.Option(False, "--no-amp", help="Train in float32 (no bf16 autocast)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue --out NAME's latest checkpoint."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON at the end."),
+) -> None:
+    """Pretrain a GPT from scratch (optionally with RoPE / MLA / MoE / Muon); runs under torchrun too."""
+    from iclaw.train.pretrain import PretrainConfig, pretrain
+
+    cfg = PretrainConfig(
+        data=str(data), tokens=parse_count(tokens, "--tokens"), out=out, config=config, pos=pos, attn=attn,
+        mlp=mlp, dropout=dropout, optimizer=optimizer, batch=batch, seq=seq, accum=accum, lr=lr,
+        weight_decay=weight_decay, warmup_frac=warmup_frac, grad_clip=grad_clip, eval_every=eval_every,
+        eval_batches=eval_batches, save_every=save_every, seed=seed, device=device, amp=not no_amp, resume=resume,
+    )  # fmt: skip
+    _, s = pretrain(cfg)
+    if os.environ.get("RANK", "0") != "0":  # under torchrun only rank 0 reports
+        return
+    if as_json:
+        print(json.dumps({k: v for k, v in s.items() if k not in ("history",)}, indent=1))
+        return
+    val = f"{s['val_loss']:.4f} (ppl {s['val_ppl']:.1f})" if s["val_loss"] is not None else "-"
+    print(
+        f"trained {s['tokens']:,} tokens in {s['steps']} steps: val loss {val}, {s['tokens_per_s']:,.0f} tok/s, "
+        f"MFU {s['mfu']:.1%} of a measured {s['peak_flops'] / 1e12:.2f} TFLOP/s {s['peak_dtype']} peak"
+        + (f"; saved {out}/{s['ckpt_id']}" if s["ckpt_id"] else "")
+    )
+
+
+@bench_app.command("arch")
+def bench_arch_cmd(
+    config: str = typer.Option("tiny", "--config", help="Model preset every variant is built from."),
+    tokens: str = typer.Option("200k", "--tokens", help="Training tokens per variant."),
+    data: Path = typer.Option(None, "--data", help="Data dir (default: the stdlib corpus, prepared once)."),
+    out: Path = typer.Option(Path("bench-arch.json"), "--out", help="JSON results; the PNG goes beside it."),
+    batch: int = typer.Option(8, "--batch"),
+    seq: int = typer.Option(256, "--seq"),
+    lr: float = typer.Option(2e-3, "--lr", help="The same peak learning rate for every variant."),
+    variants: str = typer.Option(None, "--variants", help="Comma-separated subset of mha,rope,mla,moe,mla+moe,muon."),
+) -> None:
+    """Train mha, rope, mla, moe, mla+moe and muon on the same data and tokens; compare loss, speed, KV cache."""
+    from rich.console import Console
+
+    from iclaw.train import bench_arch
+
+    names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
+    result = bench_arch.run(config=config, tokens=parse_count(tokens, "--tokens"), data=data, batch=batch, seq=seq,
+                            lr=lr, variants=names)  # fmt: skip
+    png = bench_arch.save(result, out)
+    console = Console()
+    console.print(bench_arch.table(result))
+    console.print(f"wrote {out} and {png}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(data_app, name="data")
+    app.command("pretrain")(pretrain_cmd)
+    app.add_typer(bench_app, name="bench")

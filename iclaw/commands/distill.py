@@ -1,0 +1,7 @@
+"""Placeholder: `iclaw distill` is registered here."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    return None

@@ -1,0 +1,559 @@
+"""The GPT: nanoGPT's model, readable top to bottom, plus the KV cache the sampler needs and the
+architecture options of issue 8 (RoPE, DeepSeek-style MLA and MoE).
+
+State-dict keys match nanoGPT exactly (transformer.wte, transformer.h.0.attn.c_attn, ...), so a nanoGPT
+ckpt.pt loads after stripping `_orig_mod.`, and HF GPT-2 loads after transposing its Conv1D weights.
+
+Beyond nanoGPT:
+- `pos` / `key_mask`: rows of a batch may be left-padded to a common length (the sampler batches prompts of
+  different lengths). Each row gets its own position ids, and padded keys are masked out of attention.
+- `cache`: a preallocated KV cache; each attention layer decides what it stores per token (plain attention
+  stores k and v for every head; MLA stores one compressed latent and one shared RoPE key), so the sampler
+  never needs to know.
+- Options, all off by default so the default model *is* GPT-2:
+    pos  = learned | rope        rotary position embeddings instead of the wpe table
+    attn = mha     | mla         multi-head latent attention (DeepSeek-V2)
+    mlp  = dense   | moe         shared + fine-grained routed SwiGLU experts (DeepSeek-V3 style routing)
+  The optimizer (AdamW or Muon) is a training option: see iclaw/train/muon.py.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+from iclaw.errors import IclawError
+
+
+@dataclass
+class GPTConfig:
+    block_size: int = 1024
+    vocab_size: int = 50304  # GPT-2's 50257 padded to a multiple of 64; slots 50257+ hold control tokens
+    n_layer: int = 12
+    n_head: int = 12
+    n_embd: int = 768
+    dropout: float = 0.0  # pretraining only: every RL / eval path builds the model with dropout 0
+    bias: bool = True  # GPT-2 uses biases in Linears and LayerNorms
+    # --- position: "learned" = GPT-2's wpe table; "rope" = rotary embeddings on q/k, no wpe parameter
+    pos: str = "learned"
+    rope_theta: float = 10000.0
+    # --- attention: "mha" = GPT-2's; "mla" = DeepSeek-V2 multi-head latent attention.
+    # MLA sizes; 0 means "derive from the head size hs = n_embd / n_head" (filled in by __post_init__, so a
+    # saved config.json always holds the real numbers).
+    attn: str = "mha"
+    kv_lora_rank: int = 0  # size of the compressed KV latent (0 -> 4 * hs, DeepSeek-V2's 512 for hs 128)
+    q_lora_rank: int = 0  # query compression rank; 0 = no query compression (as in DeepSeek-V2-Lite)
+    qk_nope_head_dim: int = 0  # per-head query/key dims without position (0 -> hs)
+    qk_rope_head_dim: int = 0  # dims of the decoupled RoPE query/key, the key shared by all heads (0 -> hs / 2)
+    v_head_dim: int = 0  # per-head value dims (0 -> hs)
+    # --- MLP: "dense" = GPT-2's 4x GELU MLP; "moe" = shared experts + top-k of routed experts
+    mlp: str = "dense"
+    n_routed_experts: int = 8
+    n_shared_experts: int = 1
+    moe_top_k: int = 2
+    moe_expert_dim: int = 0  # hidden width of one expert (0 -> active expert params ~ the dense MLP's)
+    moe_bias_rate: float = 1e-3  # auxiliary-loss-free balancing: routing-bias step per training forward
+
+    def __post_init__(self) -> None:
+        for name, value, allowed in (
+            ("pos", self.pos, ("learned", "rope")),
+            ("attn", self.attn, ("mha", "mla")),
+            ("mlp", self.mlp, ("dense", "moe")),
+        ):
+            if value not in allowed:
+                raise IclawError(f"model config: {name}={value!r} (choose {' or '.join(allowed)})")
+        if self.n_embd % self.n_head:
+            raise IclawError(f"model config: n_embd {self.n_embd} is not a multiple of n_head {self.n_head}")
+        hs = self.n_embd // self.n_head
+        if self.pos == "rope" and self.attn == "mha" and hs % 2:
+            raise IclawError(f"model config: RoPE needs an even head size (got {hs})")
+        if self.attn == "mla":
+            self.kv_lora_rank = self.kv_lora_rank or 4 * hs
+            self.qk_nope_head_dim = self.qk_nope_head_dim or hs
+            self.qk_rope_head_dim = self.qk_rope_head_dim or max(2, hs // 2 // 2 * 2)
+            self.v_head_dim = self.v_head_dim or hs
+            if self.qk_rope_head_dim % 2:
+                raise IclawError(f"model config: qk_rope_head_dim must be even (got {self.qk_rope_head_dim})")
+        if self.mlp == "moe":
+            if not 1 <= self.moe_top_k <= self.n_routed_experts:
+                raise IclawError(
+                    f"model config: moe_top_k {self.moe_top_k} must be between 1 and n_routed_experts "
+                    f"{self.n_routed_experts}"
+                )
+            if not self.moe_expert_dim:
+                # a SwiGLU expert of width h has 3*C*h weights; the dense MLP has 8*C^2. Pick h so the experts a
+                # token actually runs (top-k routed + shared) cost about what the dense MLP costs.
+                h = 8 * self.n_embd / (3 * (self.moe_top_k + self.n_shared_experts))
+                self.moe_expert_dim = max(8, int(round(h / 8)) * 8)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GPTConfig:
+        """Configs saved before a field existed load with that field's default; unknown keys are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise IclawError(f"model config has unknown keys: {', '.join(unknown)}")
+        return cls(**d)
+
+
+PRESETS: dict[str, GPTConfig] = {
+    # tiny: the CPU demo size (~7M params, most of them the 50304-row embedding)
+    "tiny": GPTConfig(block_size=512, n_layer=4, n_head=4, n_embd=128),
+    "124m": GPTConfig(n_layer=12, n_head=12, n_embd=768),
+    "350m": GPTConfig(n_layer=24, n_head=16, n_embd=1024),
+    "774m": GPTConfig(n_layer=36, n_head=20, n_embd=1280),
+    "1558m": GPTConfig(n_layer=48, n_head=25, n_embd=1600),
+}
+
+
+def preset(name: str, **overrides) -> GPTConfig:
+    if name not in PRESETS:
+        raise IclawError(f"unknown model preset '{name}' (known: {', '.join(PRESETS)})")
+    return GPTConfig(**{**PRESETS[name].to_dict(), **overrides})
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm with an optional bias (PyTorch's has no bias=False before 2.1)."""
+
+    def __init__(self, ndim: int, bias: bool):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm (MLA normalises its compressed latents with it, as DeepSeek-V2 does)."""
+
+    def __init__(self, ndim: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.eps = eps
+
+    def forward(self, x):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Rotary position embeddings
+
+
+def rope_angles(pos: torch.Tensor, dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of the rotation angles for position ids `pos` (B, T): each (B, 1, T, dim/2), float32.
+
+    Computed from the positions on every call rather than kept in a table: there is no buffer to save, move
+    or cast to bf16, and each row may have its own positions (left padding)."""
+    inv_freq = theta ** (-torch.arange(0, dim, 2, device=pos.device, dtype=torch.float32) / dim)
+    angles = pos.float()[:, None, :, None] * inv_freq  # (B, 1, T, dim/2): one pair of dims per frequency
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """Rotate pairs (x[i], x[i + d/2]) of the last dim of x (B, H, T, d) by the position's angles."""
+    cos, sin = rope
+    x1, x2 = x.float().chunk(2, dim=-1)
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).type_as(x)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Attention
+
+
+def attention_mask(q_len: int, start: int, key_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """Boolean mask (B|1, 1, q_len, start+q_len): causal, and padded keys hidden. None = plain causal."""
+    if key_mask is None and start == 0:
+        return None  # let SDPA use its fast is_causal path
+    s = start + q_len
+    device = key_mask.device if key_mask is not None else None
+    q_pos = torch.arange(start, s, device=device)[:, None]
+    causal = torch.arange(s, device=device)[None, :] <= q_pos  # (q_len, s)
+    if key_mask is None:
+        return causal[None, None]
+    return causal[None, None] & key_mask[:, None, None, :s]
+
+
+def attend(q, k, v, mask, dropout: float):
+    """softmax(q k^T / sqrt(d)) v with an optional boolean mask (None = causal). q (B, H, T, d), k (B, H|1, S, d)."""
+    if q.size(2) == 1 and mask is not None:
+        # one decoding step: plain matmuls beat SDPA's masked CPU kernel for a single query
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        return att @ v
+    if mask is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+
+
+class CausalSelfAttention(nn.Module):
+    """GPT-2's multi-head attention (optionally with RoPE on q and k)."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)  # q, k, v in one matmul
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.n_head, self.n_embd = config.n_head, config.n_embd
+        self.dropout = config.dropout
+        self.resid_dropout = nn.Dropout(config.dropout)
+
+    def new_cache(self, batch: int, max_len: int, device, dtype) -> dict[str, torch.Tensor]:
+        """Per-layer cache: what this attention keeps per token. Plain MHA keeps k and v for every head."""
+        hd = self.n_embd // self.n_head
+        shape = (batch, self.n_head, max_len, hd)
+        return {"k": torch.zeros(shape, device=device, dtype=dtype), "v": torch.zeros(shape, device=device, dtype=dtype)}
+
+    def forward(self, x, rope=None, mask=None, cache=None, start: int = 0):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        if rope is not None:  # pos="rope": rotate q and k; the cache then holds rotated keys
+            q, k = apply_rope(q, rope), apply_rope(k, rope)
+        if cache is not None:  # write this step's keys/values, then attend over everything so far
+            cache["k"][:, :, start : start + T] = k
+            cache["v"][:, :, start : start + T] = v
+            k, v = cache["k"][:, :, : start + T], cache["v"][:, :, : start + T]
+        y = attend(q, k, v, mask, self.dropout if self.training else 0.0)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MultiHeadLatentAttention(nn.Module):
+    """DeepSeek-V2 multi-head latent attention.
+
+    Keys and values are not projected from h directly: h is first compressed to a small latent
+    c = RMSNorm(W_dkv h) (kv_lora_rank dims), and per-head keys (the "nope" part, no position) and values are
+    up-projected from c. Position enters through a separate small RoPE part: per-head RoPE queries and ONE
+    RoPE key computed from h and shared by all heads. RoPE cannot live inside the latent (a rotation between
+    W_uk and the query would stop W_uk being absorbed into the query), hence the decoupled key.
+
+    So the cache holds only c and the RoPE key: kv_lora_rank + qk_rope_head_dim values per token per layer,
+    against 2 * n_embd for MHA. When decoding one token we never expand the cache back into per-head keys
+    and values: W_uk is absorbed into the query and W_uv applied after attention, so attention runs in
+    latent space. For whole sequences (training, prefill) expanding k and v and using SDPA is cheaper.
+    """
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        C, nh = config.n_embd, config.n_head
+        self.n_head = nh
+        self.dn, self.dr, self.dv = config.qk_nope_head_dim, config.qk_rope_head_dim, config.v_head_dim
+        self.kv_lora_rank = config.kv_lora_rank
+        qk = self.dn + self.dr
+        if config.q_lora_rank:  # queries through their own low-rank bottleneck (saves activations in training)
+            self.wq_a = nn.Linear(C, config.q_lora_rank, bias=False)
+            self.q_norm = RMSNorm(config.q_lora_rank)
+            self.wq_b = nn.Linear(config.q_lora_rank, nh * qk, bias=False)
+        else:
+            self.wq = nn.Linear(C, nh * qk, bias=False)
+        self.wkv_a = nn.Linear(C, self.kv_lora_rank + self.dr, bias=False)  # down: latent + the shared RoPE key
+        self.kv_norm = RMSNorm(self.kv_lora_rank)
+        self.wkv_b = nn.Linear(self.kv_lora_rank, nh * (self.dn + self.dv), bias=False)  # up: k_nope and v
+        self.c_proj = nn.Linear(nh * self.dv, C, bias=config.bias)
+        self.dropout = config.dropout
+        self.resid_dropout = nn.Dropout(config.dropout)
+
+    def new_cache(self, batch: int, max_len: int, device, dtype) -> dict[str, torch.Tensor]:
+        """Per-layer cache: the normed latent and the rotated RoPE key, nothing per head."""
+        return {
+            "c_kv": torch.zeros((batch, max_len, self.kv_lora_rank), device=device, dtype=dtype),
+            "k_rope": torch.zeros((batch, max_len, self.dr), device=device, dtype=dtype),
+        }
+
+    def forward(self, x, rope=None, mask=None, cache=None, start: int = 0):
+        B, T, C = x.size()
+        nh, dn, dr, dv = self.n_head, self.dn, self.dr, self.dv
+        q = self.wq_b(self.q_norm(self.wq_a(x))) if hasattr(self, "wq_a") else self.wq(x)
+        q_nope, q_rope = q.view(B, T, nh, dn + dr).transpose(1, 2).split([dn, dr], dim=-1)
+        q_rope = apply_rope(q_rope, rope)
+        c_kv, k_rope = self.wkv_a(x).split([self.kv_lora_rank, dr], dim=-1)
+        c_kv = self.kv_norm(c_kv)  # (B, T, r)
+        k_rope = apply_rope(k_rope[:, None], rope)  # (B, 1, T, dr): one head, broadcast over all heads
+        if cache is not None:
+            cache["c_kv"][:, start : start + T] = c_kv
+            cache["k_rope"][:, start : start + T] = k_rope[:, 0]
+            c_kv, k_rope = cache["c_kv"][:, : start + T], cache["k_rope"][:, None, : start + T]
+        dropout = self.dropout if self.training else 0.0
+        S = c_kv.size(1)
+        if cache is not None and T == 1:
+            # decode: absorb W_uk into the query, attend over the latents, then apply W_uv.
+            # q_nope . (W_uk c) = (W_uk^T q_nope) . c, and att @ (W_uv c) = W_uv (att @ c).
+            w = self.wkv_b.weight.view(nh, dn + dv, self.kv_lora_rank)
+            w_uk, w_uv = w[:, :dn], w[:, dn:]  # (nh, dn, r), (nh, dv, r)
+            q_lat = torch.einsum("bhtd,hdr->bhtr", q_nope, w_uk)
+            att = q_lat @ c_kv[:, None].transpose(-2, -1) + q_rope @ k_rope.transpose(-2, -1)  # (B, nh, 1, S)
+            att = att * (1.0 / math.sqrt(dn + dr))
+            if mask is not None:
+                att = att.masked_fill(~mask, float("-inf"))
+            att = F.dropout(att.softmax(dim=-1), dropout, self.training)
+            y = torch.einsum("bhtr,hvr->bhtv", att @ c_kv[:, None], w_uv)  # (B, nh, 1, dv)
+        else:
+            kv = self.wkv_b(c_kv).view(B, S, nh, dn + dv).transpose(1, 2)
+            k_nope, v = kv.split([dn, dv], dim=-1)
+            k = torch.cat([k_nope, k_rope.expand(B, nh, S, dr).to(k_nope.dtype)], dim=-1)
+            q = torch.cat([q_nope, q_rope], dim=-1)
+            y = attend(q, k, v, mask, dropout)  # SDPA's scale 1/sqrt(dn + dr) is DeepSeek's softmax scale
+        y = y.transpose(1, 2).contiguous().view(B, T, nh * dv)
+        return self.resid_dropout(self.c_proj(y))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# MLPs
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        # GPT-2 uses the tanh approximation of GELU ("gelu_new" in HF)
+        return self.dropout(self.c_proj(F.gelu(self.c_fc(x), approximate="tanh")))
+
+
+class Expert(nn.Module):
+    """A SwiGLU feed-forward network, DeepSeek's expert: c_proj(silu(w1 x) * w3 x)."""
+
+    def __init__(self, dim: int, hidden: int):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=False)  # gate
+        self.w3 = nn.Linear(dim, hidden, bias=False)  # up
+        self.c_proj = nn.Linear(hidden, dim, bias=False)  # down (named c_proj: gets GPT-2's scaled init)
+
+    def forward(self, x):
+        return self.c_proj(F.silu(self.w1(x)) * self.w3(x))
+
+
+class MoE(nn.Module):
+    """DeepSeekMoE: shared experts every token goes through + the top-k of many small routed experts.
+
+    Routing (DeepSeek-V3): affinity s = sigmoid(router(x)) per expert; the top-k experts are chosen by
+    s + bias, and their outputs are mixed with weights s / sum(s) over the chosen k. The bias is used for the
+    choice only, never in the output, so it balances load without a gradient: after every training forward
+    each expert's bias moves by moe_bias_rate toward balance (down if it got more than the mean load, up if
+    less). This is the "auxiliary-loss-free" scheme; we chose it over an auxiliary loss because a loss term
+    would have to be threaded through every trainer (SFT, GRPO, distillation compute their own losses),
+    while the bias update happens inside forward and so works in all of them unchanged. Under DDP the bias
+    buffer is broadcast from rank 0 at each forward (DDP's default), so ranks always route alike.
+
+    `load` counts the tokens each routed expert received (every forward, training or not) until reset;
+    GPT.moe_load() reads it for all layers.
+    """
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        C, h = config.n_embd, config.moe_expert_dim
+        self.top_k, self.bias_rate = config.moe_top_k, config.moe_bias_rate
+        self.gate = nn.Linear(C, config.n_routed_experts, bias=False)  # the router
+        self.experts = nn.ModuleList([Expert(C, h) for _ in range(config.n_routed_experts)])
+        # n shared experts of width h are one SwiGLU of width n*h (the sum of their outputs is that MLP's output)
+        self.shared = Expert(C, h * config.n_shared_experts) if config.n_shared_experts else None
+        self.register_buffer("expert_bias", torch.zeros(config.n_routed_experts))  # saved: it shapes routing
+        self.register_buffer("load", torch.zeros(config.n_routed_experts, dtype=torch.long), persistent=False)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def route(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """For tokens x (N, C): the chosen routed experts (N, k) and their mixing weights (N, k)."""
+        scores = torch.sigmoid(self.gate(x).float())
+        with torch.no_grad():
+            idx = (scores + self.expert_bias.float()).topk(self.top_k, dim=-1).indices
+        w = scores.gather(1, idx)
+        return idx, w / w.sum(dim=-1, keepdim=True)
+
+    def forward(self, x):
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])
+        idx, w = self.route(x)
+        y = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            rows, slot = (idx == e).nonzero(as_tuple=True)  # the tokens that picked expert e, and in which slot
+            if rows.numel():
+                y.index_add_(0, rows, (expert(x[rows]) * w[rows, slot, None]).to(y.dtype))
+        if self.shared is not None:
+            y = y + self.shared(x)
+        counts = torch.bincount(idx.flatten(), minlength=len(self.experts))
+        self.load += counts
+        if self.training and torch.is_grad_enabled() and self.bias_rate:
+            with torch.no_grad():  # the auxiliary-loss-free balancing step
+                self.expert_bias += self.bias_rate * torch.sign(counts.float().mean() - counts.float())
+        return self.dropout(y.view(shape))
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = MultiHeadLatentAttention(config) if config.attn == "mla" else CausalSelfAttention(config)
+        self.ln_2 = LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MoE(config) if config.mlp == "moe" else MLP(config)
+
+    def forward(self, x, rope=None, mask=None, cache=None, start: int = 0):
+        x = x + self.attn(self.ln_1(x), rope=rope, mask=mask, cache=cache, start=start)
+        return x + self.mlp(self.ln_2(x))
+
+
+class KVCache:
+    """Preallocated per-layer caches for `max_len` positions of `batch` rows; `length` positions are filled."""
+
+    def __init__(self, model: GPT, batch: int, max_len: int, device, dtype):
+        self.layers = [blk.attn.new_cache(batch, max_len, device, dtype) for blk in model.transformer.h]
+        self.max_len = max_len
+        self.length = 0
+
+    def bytes_per_token(self) -> int:
+        """Bytes cached per position per row, summed over layers (what a long context costs in memory).
+        Every cache tensor is laid out with the batch first and one `max_len` axis."""
+        return sum(
+            t.numel() // (t.shape[0] * self.max_len) * t.element_size() for layer in self.layers for t in layer.values()
+        )
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Keep only some batch rows (the sampler drops rows that finished)."""
+        self.layers = [{k: t[rows] for k, t in layer.items()} for layer in self.layers]
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        modules = dict(wte=nn.Embedding(config.vocab_size, config.n_embd))
+        if config.pos == "learned":
+            modules["wpe"] = nn.Embedding(config.block_size, config.n_embd)
+        modules.update(
+            drop=nn.Dropout(config.dropout),
+            h=nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
+            ln_f=LayerNorm(config.n_embd, bias=config.bias),
+        )
+        self.transformer = nn.ModuleDict(modules)
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying, as in GPT-2
+        # which dims get rotated: all of each head's for MHA+RoPE; MLA always rotates its decoupled part only
+        self.rope_dim = None
+        if config.attn == "mla":
+            self.rope_dim = config.qk_rope_head_dim
+        elif config.pos == "rope":
+            self.rope_dim = config.n_embd // config.n_head
+        self.apply(self._init_weights)
+        # GPT-2's scaled init of residual projections: keeps the residual stream's variance flat with depth
+        for name, p in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    def _init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                torch.nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_params(self, non_embedding: bool = False) -> int:
+        n = sum(p.numel() for p in self.parameters())
+        if non_embedding and hasattr(self.transformer, "wpe"):
+            n -= self.transformer.wpe.weight.numel()
+        return n
+
+    def num_active_params(self, non_embedding: bool = False) -> int:
+        """Parameters one token actually runs through: an MoE layer counts only top-k of its routed experts."""
+        n = self.num_params(non_embedding)
+        for block in self.transformer.h:
+            if isinstance(block.mlp, MoE):
+                per_expert = sum(p.numel() for p in block.mlp.experts[0].parameters())
+                n -= (len(block.mlp.experts) - block.mlp.top_k) * per_expert
+        return n
+
+    def flops_per_token(self, seq_len: int) -> float:
+        """Training FLOPs per token (forward + backward), the PaLM / nanoGPT estimate: 6 per active weight
+        (a multiply-add each way, backward twice the forward) plus attention's two T-long dot products per
+        head (q.k over the query/key dims, att.v over the value dims), also x6. Causality is ignored."""
+        c = self.config
+        hs = c.n_embd // c.n_head
+        qk, v = (c.qk_nope_head_dim + c.qk_rope_head_dim, c.v_head_dim) if c.attn == "mla" else (hs, hs)
+        return 6 * self.num_active_params(non_embedding=True) + 6 * c.n_layer * c.n_head * (qk + v) * seq_len
+
+    def moe_load(self, reset: bool = False) -> torch.Tensor | None:
+        """Fraction of routed-token slots each expert received since the last reset: (n_layer, n_routed), rows
+        sum to 1 (a perfectly balanced layer is 1 / n_routed everywhere). None for a dense model."""
+        layers = [b.mlp for b in self.transformer.h if isinstance(b.mlp, MoE)]
+        if not layers:
+            return None
+        load = torch.stack([m.load.float() for m in layers])
+        if reset:
+            for m in layers:
+                m.load.zero_()
+        return load / load.sum(dim=-1, keepdim=True).clamp(min=1)
+
+    def new_cache(self, batch: int, max_len: int) -> KVCache:
+        p = self.lm_head.weight
+        return KVCache(self, batch, min(max_len, self.config.block_size), p.device, p.dtype)
+
+    def hidden(self, idx, *, cache: KVCache | None = None, pos=None, key_mask=None):
+        """Final hidden states (B, T, C). `pos` (B, T) position ids; `key_mask` (B, S) True = real token."""
+        B, T = idx.size()
+        start = cache.length if cache is not None else 0
+        if start + T > self.config.block_size:
+            raise IclawError(f"sequence of {start + T} tokens exceeds the model's block size {self.config.block_size}")
+        if pos is None:
+            pos = torch.arange(start, start + T, device=idx.device)[None, :].expand(B, T)
+        x = self.transformer.wte(idx)
+        if "wpe" in self.transformer:
+            x = x + self.transformer.wpe(pos)
+        rope = rope_angles(pos, self.rope_dim, self.config.rope_theta) if self.rope_dim else None
+        x = self.transformer.drop(x)
+        mask = attention_mask(T, start, key_mask)
+        for i, block in enumerate(self.transformer.h):
+            x = block(x, rope=rope, mask=mask, cache=cache.layers[i] if cache else None, start=start)
+        if cache is not None:
+            cache.length = start + T
+        return self.transformer.ln_f(x)
+
+    def forward(self, idx, targets=None, *, cache: KVCache | None = None, pos=None, key_mask=None):
+        """Logits (B, T, V); with `targets`, also the mean cross-entropy (targets of -1 are ignored)."""
+        x = self.hidden(idx, cache=cache, pos=pos, key_mask=key_mask)
+        logits = self.lm_head(x)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
+        return logits, loss
+
+
+def token_logprobs(model: GPT, idx: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """log p(idx[:, t+1] | idx[:, :t+1]) for every position: (B, T-1), float32. The one function every
+    trainer (SFT, GRPO, distillation) uses to score sequences, so they all agree on the numerics."""
+    pos = None
+    if key_mask is not None:  # left padding: positions count real tokens only
+        pos = (key_mask.long().cumsum(1) - 1).clamp(min=0)
+    logits, _ = model(idx[:, :-1], pos=None if pos is None else pos[:, :-1], key_mask=key_mask)
+    logp = F.log_softmax(logits.float(), dim=-1)
+    return logp.gather(-1, idx[:, 1:, None]).squeeze(-1)
+
+
+def autocast(device: torch.device | str, enabled: bool = True):
+    """bf16 autocast where the device supports it (CUDA with bf16, CPU); a no-op context elsewhere (MPS)."""
+    dev = torch.device(device).type
+    if enabled and dev == "cuda" and torch.cuda.is_bf16_supported():
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    if enabled and dev == "cpu":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return torch.autocast(dev if dev in ("cuda", "cpu") else "cpu", enabled=False)
+
+
+def default_device() -> torch.device:
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")

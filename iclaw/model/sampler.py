@@ -1,0 +1,139 @@
+"""Batched sampling with a KV cache: the rollout engine of GRPO, eval, chat and distillation.
+
+Prompts of different lengths are left-padded into one batch; each row has its own positions and a key mask,
+so padding never changes what a row sees. Rows finish independently (at a stop token or max_new_tokens) and
+are dropped from the batch, so a finished row costs nothing. For every sampled token we return its
+log-probability under the distribution it was drawn from (logits / temperature) — GRPO's logp_old.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from iclaw.model.gpt import GPT
+
+
+@dataclass
+class Samples:
+    tokens: list[list[int]]  # new tokens per row, including the stop token if one was hit
+    logprobs: list[
+        list[float]
+    ]  # log p of each sampled token (under logits / temperature; raw logits if greedy)
+    finished: list[bool]  # True if the row ended on a stop token (False: ran out of tokens)
+
+
+def _filter_logits(logits: torch.Tensor, top_k: int | None, top_p: float | None) -> torch.Tensor:
+    if top_k is not None and top_k < logits.size(-1):
+        kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None and top_p < 1.0:
+        sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+        cum = torch.cumsum(F.softmax(sorted_logits, dim=-1), dim=-1)
+        drop = (
+            cum - F.softmax(sorted_logits, dim=-1) > top_p
+        )  # keep the smallest prefix whose mass reaches top_p
+        sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
+        logits = torch.full_like(logits, float("-inf")).scatter(-1, order, sorted_logits)
+    return logits
+
+
+@torch.inference_mode()
+def generate(
+    model: GPT,
+    prompts: list[list[int]],
+    max_new_tokens: int,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    stop_tokens: tuple[int, ...] = (),
+    seed: int | None = None,
+    generator: torch.Generator | None = None,
+    use_cache: bool = True,
+) -> Samples:
+    """Sample continuations of `prompts`. temperature 0 means greedy. `use_cache=False` recomputes the whole
+    sequence each step (slow; exists so tests can check the cache changes nothing)."""
+    device = model.lm_head.weight.device
+    B = len(prompts)
+    if B == 0:
+        return Samples([], [], [])
+    lens = [len(p) for p in prompts]
+    if min(lens) == 0:
+        raise ValueError("every prompt needs at least one token")
+    P = max(lens)
+    max_new_tokens = max(0, min(max_new_tokens, model.config.block_size - P))
+    S = P + max_new_tokens
+    if generator is None and seed is not None:
+        generator = torch.Generator(device=device).manual_seed(seed)
+
+    # left-pad: row i's real tokens sit at the end of the prompt block
+    idx = torch.zeros((B, S), dtype=torch.long, device=device)
+    key_mask = torch.zeros((B, S), dtype=torch.bool, device=device)
+    for i, p in enumerate(prompts):
+        idx[i, P - len(p) : P] = torch.tensor(p, dtype=torch.long)
+        key_mask[i, P - len(p) :] = True  # generated positions are real too
+    pos_all = (key_mask.long().cumsum(1) - 1).clamp(min=0)
+
+    out_tokens: list[list[int]] = [[] for _ in range(B)]
+    out_logp: list[list[float]] = [[] for _ in range(B)]
+    finished = [False] * B
+    active = torch.arange(B, device=device)  # original row index of each row still in the batch
+    stop = torch.tensor(stop_tokens, dtype=torch.long, device=device) if stop_tokens else None
+
+    was_training = model.training
+    model.eval()
+    try:
+        cache = model.new_cache(B, S) if use_cache else None
+        if cache is not None:
+            # prefill: only the last position's logits are needed, so skip the 50k-wide head elsewhere
+            h = model.hidden(idx[:, :P], cache=cache, pos=pos_all[:, :P], key_mask=key_mask[:, :P])
+            logits = model.lm_head(h[:, -1:, :])
+        for t in range(max_new_tokens):
+            cur = P + t  # number of positions already filled
+            if cache is None:  # recompute everything (reference path)
+                logits, _ = model(
+                    idx[active, :cur], pos=pos_all[active, :cur], key_mask=key_mask[active, :cur]
+                )
+            last = logits[:, -1, :].float()
+            if temperature == 0:
+                nxt = last.argmax(dim=-1)
+                logp = F.log_softmax(last, dim=-1)
+            else:
+                logp = F.log_softmax(last / temperature, dim=-1)
+                probs = F.softmax(_filter_logits(last / temperature, top_k, top_p), dim=-1)
+                # inverse-CDF sampling: one uniform per row (torch.multinomial draws one exponential per vocab entry)
+                u = torch.rand((probs.size(0), 1), device=device, generator=generator)
+                cdf = probs.cumsum(dim=-1)
+                nxt = torch.searchsorted(cdf, u * cdf[:, -1:]).squeeze(-1).clamp(max=probs.size(-1) - 1)
+            lp = logp.gather(-1, nxt[:, None]).squeeze(-1)
+            idx[active, cur] = nxt
+            nxt_l, lp_l, rows = nxt.tolist(), lp.tolist(), active.tolist()
+            for j, r in enumerate(rows):
+                out_tokens[r].append(nxt_l[j])
+                out_logp[r].append(lp_l[j])
+            done = torch.isin(nxt, stop) if stop is not None else torch.zeros_like(nxt, dtype=torch.bool)
+            for j in done.nonzero().flatten().tolist():
+                finished[rows[j]] = True
+            if t == max_new_tokens - 1:
+                break
+            keep = (~done).nonzero().flatten()
+            if keep.numel() == 0:
+                break
+            if keep.numel() < active.numel():
+                active = active[keep]
+                nxt = nxt[keep]
+                if cache is not None:
+                    cache.select_rows(keep)
+            if cache is not None:  # one new token per row, attending over all filled positions
+                logits, _ = model(
+                    nxt[:, None],
+                    cache=cache,
+                    pos=pos_all[active, cur : cur + 1],
+                    key_mask=key_mask[active, : cur + 1],
+                )
+    finally:
+        model.train(was_training)
+    return Samples(out_tokens, out_logp, finished)

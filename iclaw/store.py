@@ -1,0 +1,490 @@
+"""The trajectory store: every episode, every turn of model text, every tool call, in one SQLite file.
+
+Plain tables, so `sqlite-utils` and `datasette` browse it as-is:
+
+  episodes       one row per episode (chat turn-set, eval attempt, GRPO rollout, `iclaw exec`)
+  turns          the text of each turn (user / assistant / obs), in order
+  tool_calls     what ran, its stdout/stderr/exit code/duration; FTS5 index tool_calls_fts over
+                 input/stdout/stderr, kept in sync by triggers (sqlite-utils enable_fts)
+  train_metrics  one row per (run_id, step); a column per metric, added the first time it is seen
+  schema_version one row: the version of this layout; MIGRATIONS bring older files forward
+
+Durability and concurrency: WAL journal (readers never block the writer), a generous busy timeout,
+and every episode (or every GRPO step's batch of episodes) is written in ONE `BEGIN IMMEDIATE`
+transaction. So two processes can append at once and lose nothing, and a process killed with
+SIGKILL loses at most the episode it was writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from iclaw.errors import IclawError
+
+DEFAULT_DB = "trajectories.db"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 60.0
+SQLITE_MAGIC = b"SQLite format 3\x00"
+STATUSES = ("passed", "failed", "error")
+ROLES = ("user", "assistant", "obs")
+RATINGS = ("good", "bad")
+
+EPISODE_COLUMNS = {
+    "id": int,
+    "source": str,  # chat | exec | eval | train | distill | ...
+    "task_id": str,
+    "family": str,
+    "model": str,
+    "checkpoint": str,
+    "run_id": str,
+    "step": int,
+    "reward": float,
+    "status": str,  # passed | failed | error | NULL (no verdict)
+    "rating": str,  # good | bad | NULL (set by the user)
+    "final_command": str,
+    "meta": str,  # JSON object
+    "started_at": str,  # ISO 8601, UTC
+    "ended_at": str,
+}
+TOOL_CALL_COLUMNS = {
+    "id": int,
+    "episode_id": int,
+    "turn": int,
+    "tool": str,
+    "input": str,
+    "stdout": str,
+    "stderr": str,
+    "exit_code": int,
+    "duration_ms": float,
+    "timed_out": int,
+    "signal": int,
+    "cwd": str,
+    "created_at": str,
+}
+TURN_COLUMNS = {"id": int, "episode_id": int, "turn": int, "role": str, "text": str}
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("ICLAW_DB") or DEFAULT_DB)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Migrations: MIGRATIONS[i] takes a file from version i to i+1. Append, never edit a released one.
+
+
+def _migrate_0_to_1(db) -> None:
+    db["episodes"].create(EPISODE_COLUMNS, pk="id", if_not_exists=True)
+    db["tool_calls"].create(
+        TOOL_CALL_COLUMNS, pk="id", foreign_keys=[("episode_id", "episodes", "id")], if_not_exists=True
+    )
+    db["turns"].create(
+        TURN_COLUMNS, pk="id", foreign_keys=[("episode_id", "episodes", "id")], if_not_exists=True
+    )
+    db["train_metrics"].create(
+        {"run_id": str, "step": int, "time": str}, pk=("run_id", "step"), if_not_exists=True
+    )
+    for table, cols in [
+        ("episodes", ["source"]),
+        ("episodes", ["task_id"]),
+        ("episodes", ["run_id", "step"]),
+        ("episodes", ["started_at"]),
+        ("tool_calls", ["episode_id"]),
+        ("turns", ["episode_id"]),
+    ]:
+        db[table].create_index(cols, if_not_exists=True)
+    # Full-text search over what ran and what it printed (`iclaw replay --grep`), kept in sync by
+    # triggers, in the layout sqlite-utils and datasette recognise.
+    db["tool_calls"].enable_fts(["input", "stdout", "stderr"], create_triggers=True)
+
+
+MIGRATIONS = [_migrate_0_to_1]
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+class Store:
+    """A trajectory database. One connection per Store; safe to share across threads (a lock serialises)."""
+
+    def __init__(self, path: str | Path | None = None):
+        import sqlite_utils  # heavy-ish; not at module level so `iclaw --help` stays fast
+
+        self.path = Path(path) if path is not None else default_db_path()
+        _check_file(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise IclawError(f"{self.path}: cannot create its directory ({e.strerror})") from None
+        self._lock = threading.RLock()
+        conn = None
+        try:
+            # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves, one per episode.
+            conn = sqlite3.connect(
+                str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: a crash of the process loses nothing
+            conn.execute("PRAGMA foreign_keys = ON")
+            self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            self._migrate()
+        except (sqlite3.DatabaseError, IclawError) as e:
+            if conn is not None:
+                conn.close()
+            if isinstance(e, IclawError):
+                raise
+            if "not a database" in str(e) or "malformed" in str(e):
+                raise IclawError(f"{self.path}: not an iclaw trajectory database ({e})") from None
+            raise IclawError(f"{self.path}: cannot open the trajectory database ({e})") from None
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- schema --------------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._transaction():
+            names = set(self.db.table_names())
+            if "schema_version" not in names:
+                ours = {"episodes", "tool_calls", "turns", "train_metrics"}
+                foreign = {n for n in names if not n.startswith("sqlite_")} - ours
+                if foreign and not (names & ours):
+                    raise IclawError(
+                        f"{self.path}: not an iclaw trajectory database (it holds other tables: "
+                        f"{', '.join(sorted(foreign)[:5])})"
+                    )
+                self.db["schema_version"].create({"version": int}, if_not_exists=True)
+                self.db.execute("INSERT INTO schema_version (version) VALUES (0)")
+            version = self.db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0
+            if version > SCHEMA_VERSION:
+                raise IclawError(
+                    f"{self.path}: schema version {version} is newer than this iclaw understands "
+                    f"({SCHEMA_VERSION}); upgrade iclaw"
+                )
+            for v in range(version, SCHEMA_VERSION):
+                MIGRATIONS[v](self.db)
+                self.db.execute("UPDATE schema_version SET version = ?", [v + 1])
+
+    def schema_version(self) -> int:
+        return self.db.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+
+    class _Tx:
+        def __init__(self, store: Store):
+            self.store = store
+
+        def __enter__(self):
+            self.store._lock.acquire()
+            try:
+                # IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
+                # instead of failing with SQLITE_BUSY when a read transaction tries to upgrade.
+                self.store.db.conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self.store._lock.release()
+                raise
+
+        def __exit__(self, exc_type, exc, tb):
+            try:
+                self.store.db.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            finally:
+                self.store._lock.release()
+
+    def _transaction(self) -> Store._Tx:
+        return Store._Tx(self)
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def log_episode(
+        self,
+        *,
+        source: str,
+        task_id: str | None = None,
+        model: str | None = None,
+        checkpoint: str | None = None,
+        run_id: str | None = None,
+        step: int | None = None,
+        reward: float | None = None,
+        status: str | None = None,
+        family: str | None = None,
+        started_at: str | None = None,
+        ended_at: str | None = None,
+        final_command: str | None = None,
+        meta: dict | None = None,
+        turns: list[dict] = (),
+        tool_calls: list[dict] = (),
+    ) -> int:
+        """Write one episode with its turns and tool calls in one transaction; returns its id."""
+        episode = dict(
+            source=source,
+            task_id=task_id,
+            model=model,
+            checkpoint=checkpoint,
+            run_id=run_id,
+            step=step,
+            reward=reward,
+            status=status,
+            family=family,
+            started_at=started_at,
+            ended_at=ended_at,
+            final_command=final_command,
+            meta=meta,
+            turns=turns,
+            tool_calls=tool_calls,
+        )
+        return self.log_episodes([episode])[0]
+
+    def log_episodes(self, episodes: list[dict]) -> list[int]:
+        """Write many episodes (e.g. one GRPO step's rollouts) in one transaction; returns their ids."""
+        prepared = [_prepare_episode(e) for e in episodes]  # validate everything before writing
+        ids = []
+        with self._transaction():
+            conn = self.db.conn
+            for row, turns, calls in prepared:
+                cur = conn.execute(
+                    f"INSERT INTO episodes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                    list(row.values()),
+                )
+                eid = cur.lastrowid
+                ids.append(eid)
+                conn.executemany(
+                    "INSERT INTO turns (episode_id, turn, role, text) VALUES (?, ?, ?, ?)",
+                    [(eid, *t) for t in turns],
+                )
+                conn.executemany(
+                    "INSERT INTO tool_calls (episode_id, turn, tool, input, stdout, stderr, exit_code, "
+                    "duration_ms, timed_out, signal, cwd, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [(eid, *c) for c in calls],
+                )
+        return ids
+
+    def rate(self, episode_id: int, rating: str | None) -> None:
+        """Mark an episode "good" or "bad" (None clears it)."""
+        if rating is not None and rating not in RATINGS:
+            raise IclawError(f"rating: {rating!r} is not one of {', '.join(RATINGS)}")
+        with self._transaction():
+            cur = self.db.conn.execute("UPDATE episodes SET rating = ? WHERE id = ?", [rating, episode_id])
+            if cur.rowcount == 0:
+                raise IclawError(f"episode {episode_id}: no such episode in {self.path}")
+
+    def log_metrics(self, run_id: str, step: int, metrics: dict) -> None:
+        """One row of train_metrics per (run_id, step); new metric names become new columns."""
+        row: dict[str, Any] = {"run_id": str(run_id), "step": int(step), "time": now_iso()}
+        for k, v in metrics.items():
+            if k in ("run_id", "step", "time"):
+                continue
+            if hasattr(v, "item"):  # a 0-d tensor / numpy scalar
+                v = v.item()
+            if v is not None and not isinstance(v, (int, float, str)):
+                v = json.dumps(v, default=str)
+            row[str(k)] = v
+        with self._transaction():
+            # alter=True adds the columns a new metric needs; replace=True makes a re-logged step win.
+            self.db["train_metrics"].insert(row, pk=("run_id", "step"), alter=True, replace=True)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def episode(self, episode_id: int) -> dict:
+        """One episode: its row (meta parsed), plus "turns" and "tool_calls" in order."""
+        with self._lock:
+            rows = list(self.db.query("SELECT * FROM episodes WHERE id = ?", [int(episode_id)]))
+            if not rows:
+                raise IclawError(f"episode {episode_id}: no such episode in {self.path}")
+            ep = _episode_row(rows[0])
+            ep["turns"] = list(
+                self.db.query(
+                    "SELECT turn, role, text FROM turns WHERE episode_id = ? ORDER BY turn, id", [episode_id]
+                )
+            )
+            calls = self.db.query(
+                "SELECT * FROM tool_calls WHERE episode_id = ? ORDER BY turn, id", [episode_id]
+            )
+            ep["tool_calls"] = [dict(c, timed_out=bool(c["timed_out"])) for c in calls]
+        return ep
+
+    def episodes(
+        self,
+        *,
+        source: str | None = None,
+        passed: bool | None = None,
+        task: str | None = None,
+        model: str | None = None,
+        since: str | None = None,
+        grep: str | None = None,
+        limit: int = 50,
+        run_id: str | None = None,
+    ) -> list[dict]:
+        """Episode rows (newest first) matching every filter given, each with n_tool_calls.
+
+        passed=True: status "passed"; passed=False: "failed" or "error". since: an ISO date/time or
+        a relative age such as 30m, 2h, 7d. grep: full-text search over tool calls' input/output."""
+        where, params = [], []
+        if source is not None:
+            where.append("e.source = ?")
+            params.append(source)
+        if passed is True:
+            where.append("e.status = 'passed'")
+        elif passed is False:
+            where.append("e.status IN ('failed', 'error')")
+        if task is not None:
+            where.append("e.task_id = ?")
+            params.append(task)
+        if model is not None:
+            where.append("e.model = ?")
+            params.append(model)
+        if run_id is not None:
+            where.append("e.run_id = ?")
+            params.append(run_id)
+        if since is not None:
+            where.append("e.started_at >= ?")
+            params.append(parse_since(since))
+        if grep:
+            where.append(
+                "e.id IN (SELECT tc.episode_id FROM tool_calls tc JOIN tool_calls_fts f "
+                "ON f.rowid = tc.id WHERE tool_calls_fts MATCH ?)"
+            )
+            params.append(self.db.quote_fts(grep))
+        sql = (
+            "SELECT e.*, (SELECT count(*) FROM tool_calls tc WHERE tc.episode_id = e.id) AS n_tool_calls "
+            "FROM episodes e" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY e.id DESC"
+        )
+        if limit is not None and limit > 0:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        with self._lock:
+            return [_episode_row(r) for r in self.db.query(sql, params)]
+
+    def count(self, table: str = "episodes") -> int:
+        with self._lock:
+            return self.db[table].count
+
+    def metrics(self, run_id: str) -> list[dict]:
+        """Every logged step of a run, in step order (metric columns a step did not log are None)."""
+        with self._lock:
+            return list(
+                self.db.query("SELECT * FROM train_metrics WHERE run_id = ? ORDER BY step", [str(run_id)])
+            )
+
+    def runs(self) -> list[dict]:
+        """Training runs that logged metrics: run_id, steps, first/last step and time."""
+        with self._lock:
+            return list(
+                self.db.query(
+                    "SELECT run_id, count(*) AS steps, min(step) AS first_step, max(step) AS last_step, "
+                    "min(time) AS first_time, max(time) AS last_time FROM train_metrics "
+                    "GROUP BY run_id ORDER BY max(time) DESC"
+                )
+            )
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def _check_file(path: Path) -> None:
+    """Give one clear error for things that are not SQLite at all, before sqlite3 sees them."""
+    if path.is_dir():
+        raise IclawError(f"{path}: is a directory, not an iclaw trajectory database")
+    if path.exists() and path.stat().st_size > 0:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+        except OSError as e:
+            raise IclawError(f"{path}: cannot read ({e.strerror})") from None
+        if head != SQLITE_MAGIC:
+            raise IclawError(f"{path}: not an iclaw trajectory database (file is not a database)")
+
+
+def _episode_row(row: dict) -> dict:
+    row = dict(row)
+    if row.get("meta"):
+        try:
+            row["meta"] = json.loads(row["meta"])
+        except ValueError:
+            pass
+    return row
+
+
+def _prepare_episode(e: dict) -> tuple[dict, list[tuple], list[tuple]]:
+    e = dict(e)
+    turns = e.pop("turns", None) or ()
+    calls = e.pop("tool_calls", None) or ()
+    unknown = set(e) - set(EPISODE_COLUMNS) - {"id"}
+    if unknown:
+        raise IclawError(f"episode: unknown field(s) {', '.join(sorted(unknown))}")
+    e.pop("id", None)
+    if not e.get("source"):
+        raise IclawError("episode: 'source' is required")
+    if e.get("status") is not None and e["status"] not in STATUSES:
+        raise IclawError(f"episode: status {e['status']!r} is not one of {', '.join(STATUSES)}")
+    if e.get("rating") is not None and e["rating"] not in RATINGS:
+        raise IclawError(f"episode: rating {e['rating']!r} is not one of {', '.join(RATINGS)}")
+    now = now_iso()
+    e["started_at"] = e.get("started_at") or now
+    e["ended_at"] = e.get("ended_at") or now
+    if e.get("meta") is not None:
+        e["meta"] = json.dumps(e["meta"], default=str)
+    if e.get("reward") is not None:
+        e["reward"] = float(e["reward"])
+    row = {k: e.get(k) for k in EPISODE_COLUMNS if k != "id"}
+
+    turn_rows = []
+    for t in turns:
+        if t.get("role") not in ROLES:
+            raise IclawError(f"episode: turn role {t.get('role')!r} is not one of {', '.join(ROLES)}")
+        turn_rows.append((int(t.get("turn", 0)), t["role"], str(t.get("text", ""))))
+    call_rows = []
+    for c in calls:
+        sig = c.get("signal")
+        call_rows.append(
+            (
+                int(c.get("turn", 0)),
+                str(c.get("tool", "bash")),
+                str(c.get("input", "")),
+                str(c.get("stdout", "")),
+                str(c.get("stderr", "")),
+                None if c.get("exit_code") is None else int(c["exit_code"]),
+                None if c.get("duration_ms") is None else float(c["duration_ms"]),
+                int(bool(c.get("timed_out", False))),
+                None if sig is None else int(sig),
+                None if c.get("cwd") is None else str(c["cwd"]),
+                c.get("created_at") or now,
+            )
+        )
+    return row, turn_rows, call_rows
+
+
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_AGE_UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(since: str) -> str:
+    """'30m', '2h', '7d', '1w' → the ISO time that long ago (UTC); an ISO date/time passes through."""
+    m = _AGE.match(since)
+    if m:
+        delta = timedelta(**{_AGE_UNIT[m.group(2)]: float(m.group(1))})
+        return (datetime.now(timezone.utc) - delta).isoformat(timespec="milliseconds")
+    try:
+        dt = datetime.fromisoformat(since.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise IclawError(
+            f"--since: {since!r} is neither an age (30m, 2h, 7d) nor an ISO date (2026-01-31)"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat(timespec="milliseconds")

@@ -1,0 +1,35 @@
+"""The task families, one module each. FAMILIES maps a family's name to its Family object, shell first."""
+
+from __future__ import annotations
+
+from iclaw.tasks.families import (
+    cmd_typo,
+    flag_typo,
+    mkdir_outcome,
+    pipe,
+    py_attr,
+    py_indent,
+    py_name,
+    py_syntax,
+    py_type,
+    py_wrong_file,
+    quote,
+    wrong_file,
+)
+from iclaw.tasks.family import Family
+
+_MODULES = [
+    cmd_typo,
+    flag_typo,
+    quote,
+    pipe,
+    wrong_file,
+    mkdir_outcome,
+    py_syntax,
+    py_name,
+    py_indent,
+    py_type,
+    py_attr,
+    py_wrong_file,
+]
+FAMILIES: dict[str, Family] = {m.FAMILY.name: m.FAMILY for m in _MODULES}

@@ -1,0 +1,48 @@
+"""py-wrong-file (multi-turn): the code opens a file that is not there; the real one has a random suffix.
+
+    fixture: data_k2.txt, notes-7b.md         code: print(open("data.txt").read().strip())
+    FileNotFoundError: [Errno 2] No such file or directory: 'data.txt'
+
+The agent has to look (`ls`, or os.listdir) before it can name the file.
+"""
+
+from __future__ import annotations
+
+import random
+
+from iclaw.tasks.families.wrong_file import STEMS, random_name
+from iclaw.tasks.family import Family, Instance, list_fixture
+
+CODES = [
+    'print(open("FILE").read().strip())',
+    'with open("FILE") as f:\n    print(len(f.readlines()))',
+    'lines = open("FILE").read().split()\nprint(sorted(lines)[0])',
+    'with open("FILE") as f:\n    print(f.readline().strip().upper())',
+]
+
+
+def make(rng: random.Random) -> Instance:
+    stems = rng.sample(STEMS, rng.randint(2, 3))
+    real, guessed = random_name(rng, stems[0])
+    files = {}
+    for stem in stems[1:]:
+        _, lines = list_fixture(rng)
+        files[random_name(rng, stem)[0]] = "\n".join(lines) + "\n"
+    _, lines = list_fixture(rng)
+    files[real] = "\n".join(lines) + "\n"
+    code = rng.choice(CODES)
+    return Instance(
+        broken=code.replace("FILE", guessed),
+        reference=code.replace("FILE", real),
+        files=dict(sorted(files.items())),
+    )
+
+
+FAMILY = Family(
+    name="py-wrong-file",
+    kind="python",
+    make=make,
+    description="code opens a file that is not there; the real one has a random suffix (ls first)",
+    multi_turn=True,
+    accept=lambda error, exit_code: "FileNotFoundError" in error,
+)

@@ -1,0 +1,183 @@
+"""Mine tasks from the trajectory store: what went wrong and then right becomes a (broken, reference) task.
+
+Two sources, per episode:
+  * a failed tool call followed later in the same episode by a successful call of the same tool: broken = the
+    failed input, reference = the first later success that is not just a look around (ls, pwd, ...);
+    if there were calls in between, the task is marked multi-turn.
+  * an episode the user rated good: broken = its first command, reference = its final_command.
+The fixture is recovered where we can: the task file the episode came from (by task_id), the episode's
+meta["files"], or the files now in the recorded working directory (tool_calls.cwd) if it still exists;
+otherwise the fixture is empty. Duplicates (same kind, broken, reference) are dropped. With check=True each
+mined task is re-run in the sandbox and kept only if broken fails and the reference succeeds (exit 0,
+non-empty stdout) and reproduces itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from iclaw.errors import IclawError
+from iclaw.tasks.generate import error_text
+from iclaw.tasks.task import Task, check_rel_path, load_tasks
+from iclaw.tasks.verifier import Verifier
+
+if TYPE_CHECKING:
+    from iclaw.tools.sandbox import Sandbox
+
+LOOK_AROUND = {"ls", "pwd", "find", "tree", "file", "stat", "whoami", "echo", "which"}
+SNAPSHOT_MAX_FILES = 32
+SNAPSHOT_MAX_BYTES = 64 * 1024
+
+
+def _failed(call: dict) -> bool:
+    return bool(call["timed_out"]) or call["exit_code"] != 0
+
+
+def _looks_around(call: dict) -> bool:
+    words = call["input"].split()
+    return call["tool"] == "bash" and (not words or words[0] in LOOK_AROUND)
+
+
+def _snapshot(cwd: str | None) -> dict[str, str] | None:
+    """Small text files under a still-existing working directory (two levels deep, no hidden files)."""
+    if not cwd:
+        return None
+    root = Path(cwd)
+    if not root.is_dir():
+        return None
+    files: dict[str, str] = {}
+    for p in sorted(root.glob("*")) + sorted(root.glob("*/*")):
+        rel = p.relative_to(root).as_posix()
+        if len(files) >= SNAPSHOT_MAX_FILES:
+            break
+        if (
+            any(part.startswith(".") for part in p.relative_to(root).parts)
+            or p.is_symlink()
+            or not p.is_file()
+        ):
+            continue
+        try:
+            if p.stat().st_size > SNAPSHOT_MAX_BYTES:
+                continue
+            files[rel] = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return files
+
+
+def _open_db(db_path: str | Path):
+    import sqlite_utils
+
+    path = Path(db_path)
+    if not path.exists():
+        raise IclawError(f"{path}: no such trajectory database")
+    try:
+        db = sqlite_utils.Database(path)
+        tables = set(db.table_names())
+    except sqlite3.DatabaseError as e:
+        raise IclawError(f"{path}: not an iclaw trajectory database ({e})") from None
+    missing = {"episodes", "tool_calls"} - tables
+    if missing:
+        raise IclawError(
+            f"{path}: not an iclaw trajectory database (missing table(s) {', '.join(sorted(missing))})"
+        )
+    return db
+
+
+def mine_tasks(
+    db_path: str | Path,
+    tasks_file: str | Path | None = None,
+    check: bool = True,
+    sandbox: Sandbox | None = None,
+) -> list[Task]:
+    db = _open_db(db_path)
+    known = {t.id: t for t in load_tasks(tasks_file)} if tasks_file else {}
+    calls_by_ep: dict[int, list[dict]] = {}
+    for c in db.query("select * from tool_calls order by episode_id, turn, id"):
+        calls_by_ep.setdefault(c["episode_id"], []).append(c)
+
+    tasks: list[Task] = []
+    seen: set[tuple] = set()
+
+    def add(ep: dict, calls: list[dict], broken: dict, reference: str, multi_turn: bool) -> None:
+        kind = broken["tool"]
+        if kind not in ("bash", "python") or not reference.strip() or reference == broken["input"]:
+            return
+        files = _fixture(ep, calls, known)
+        key = (kind, broken["input"], reference)
+        if key in seen:
+            return
+        seen.add(key)
+        blob = json.dumps([kind, files, broken["input"], reference], sort_keys=True, ensure_ascii=False)
+        tasks.append(
+            Task(
+                id="mined-" + hashlib.sha256(blob.encode()).hexdigest()[:10],
+                kind=kind,
+                family="mined",
+                broken=broken["input"],
+                files=files,
+                reference=reference,
+                error=error_text(broken["stdout"] or "", broken["stderr"] or "") or None,
+                broken_exit=broken["exit_code"],
+                multi_turn=multi_turn,
+            )
+        )
+
+    for ep in db.query("select * from episodes order by id"):
+        calls = [c for c in calls_by_ep.get(ep["id"], []) if c["tool"] in ("bash", "python")]
+        for i, c in enumerate(calls):
+            if not _failed(c):
+                continue
+            for j in range(i + 1, len(calls)):
+                d = calls[j]
+                if d["tool"] == c["tool"] and not _failed(d) and not _looks_around(d):
+                    add(ep, calls, c, d["input"], multi_turn=j > i + 1)
+                    break
+        if ep.get("rating") == "good" and ep.get("final_command") and calls:
+            add(ep, calls, calls[0], ep["final_command"], multi_turn=len(calls) > 2)
+
+    if check and tasks:
+        verifier = Verifier(sandbox)
+        verdicts = verifier.verify_many([(t, c) for t in tasks for c in (t.broken, t.reference)])
+        # Keep a task only if, in the recovered fixture, broken fails and the reference still succeeds with
+        # some output (an empty expected stdout would let `true` pass; a failing reference means the
+        # fixture was not recovered).
+        tasks = [
+            t
+            for k, t in enumerate(tasks)
+            if not verdicts[2 * k].passed
+            and verdicts[2 * k + 1].passed
+            and verdicts[2 * k + 1].exit_code == 0
+            and verdicts[2 * k + 1].stdout.strip()
+        ]
+    return tasks
+
+
+def _fixture(ep: dict, calls: list[dict], known: dict[str, Task]) -> dict[str, str]:
+    if ep.get("task_id") in known:
+        return dict(known[ep["task_id"]].files)
+    meta = ep.get("meta")
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except json.JSONDecodeError:
+            meta = None
+    if isinstance(meta, dict) and isinstance(meta.get("files"), dict):
+        files = meta["files"]
+        try:
+            for rel, content in files.items():
+                check_rel_path(rel, "meta.files")
+                if not isinstance(content, str):
+                    raise IclawError("meta.files: not text")
+            return dict(files)
+        except IclawError:
+            pass
+    for c in calls:
+        snap = _snapshot(c.get("cwd"))
+        if snap is not None:
+            return snap
+    return {}

@@ -1,0 +1,145 @@
+"""Pieces every trainer shares (SFT, GRPO, distillation): devices and torchrun, the optimizer, RNG capture
+for exact resume, metrics logging (SQLite table + JSONL), and the live progress display."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from iclaw.errors import IclawError
+
+# ---------------------------------------------------------------------------------------------- torchrun
+
+
+def setup_distributed(device: str | None = None) -> tuple[int, int, torch.device]:
+    """(rank, world_size, device). Under torchrun (WORLD_SIZE > 1): gloo on CPU, nccl on CUDA."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if device is None:
+        from iclaw.model.gpt import default_device
+
+        dev = default_device()
+    else:
+        dev = torch.device(device)
+    if world > 1 and not dist.is_initialized():
+        if dev.type == "cuda":
+            local = int(os.environ.get("LOCAL_RANK", "0"))
+            dev = torch.device("cuda", local)
+            torch.cuda.set_device(dev)
+            dist.init_process_group("nccl")
+        else:
+            dist.init_process_group("gloo")
+    return rank, world, dev
+
+
+def all_reduce_sum(x: float, device) -> float:
+    if not dist.is_initialized():
+        return x
+    t = torch.tensor([x], dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return t.item()
+
+
+def cleanup_distributed() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+# --------------------------------------------------------------------------------------------- optimizer
+
+
+def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.95)):
+    """AdamW; weight decay only on 2-D weights (matrices, embeddings), never on biases and norms."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    fused = next(model.parameters()).device.type == "cuda"
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=fused)
+
+
+# ------------------------------------------------------------------------------------------- RNG / resume
+
+
+def rng_state() -> dict:
+    state = {"python": random.getstate(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def check_resume_compatible(model, trainer_state: dict | None, where: str) -> None:
+    if trainer_state is None:
+        raise IclawError(f"{where}: no trainer state to resume from (was it written by `iclaw train`?)")
+    saved = trainer_state.get("model_config")
+    if saved is not None and saved != model.config.to_dict():
+        diff = sorted(k for k in set(saved) | set(model.config.to_dict()) if saved.get(k) != model.config.to_dict().get(k))
+        raise IclawError(f"{where}: checkpoint architecture differs from the model being trained ({', '.join(diff)})")
+
+
+# --------------------------------------------------------------------------------------------- metrics
+
+
+class MetricsLog:
+    """Per-step metrics into the store's train_metrics table and runs/<run_id>/metrics.jsonl."""
+
+    def __init__(self, run_id: str, store=None, log_dir: str | Path = "runs", config: dict | None = None):
+        self.run_id, self.store = run_id, store
+        self.dir = Path(log_dir) / run_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "metrics.jsonl"
+        if config is not None:
+            (self.dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
+
+    def log(self, step: int, metrics: dict) -> None:
+        row = {"run_id": self.run_id, "step": step, "time": time.time(), **metrics}
+        with open(self.path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        if self.store is not None:
+            self.store.log_metrics(self.run_id, step, metrics)
+
+
+def new_run_id(kind: str) -> str:
+    return f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid() % 10000:04d}"
+
+
+# ------------------------------------------------------------------------------------------------ display
+
+
+@contextmanager
+def live_progress(total: int, description: str, enabled: bool = True):
+    """A rich progress bar whose `fields` line shows the latest metrics; yields update(step, metrics)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    if not enabled:
+        yield lambda advance=1, **kw: None
+        return
+    prog = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TimeRemainingColumn(), TextColumn("{task.fields[info]}"), transient=False,
+    )
+    with prog:
+        tid = prog.add_task(description, total=total, info="")
+
+        def update(advance: int = 1, completed: int | None = None, **metrics) -> None:
+            info = "  ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items())
+            if completed is not None:
+                prog.update(tid, completed=completed, info=info)
+            else:
+                prog.update(tid, advance=advance, info=info)
+
+        yield update

@@ -1,0 +1,279 @@
+"""The GRPO trainer: roll out, reward, update, publish — one visible loop.
+
+    for step:
+        tasks    <- sample tasks_per_step tasks (this rank's share of them under torchrun)
+        episodes <- G episodes per task, multi-turn, tools in the sandbox, judged by the verifier
+        A        <- group_advantages(rewards)                     (iclaw/train/grpo.py)
+        logp_old <- the policy's log-probs of its own tokens, before the update
+        logp_ref <- the frozen starting policy's log-probs (the KL anchor)
+        for epoch in ppo_epochs:  loss = grpo_loss(logp_new, logp_old, logp_ref, A, mask); step AdamW
+        publish a checkpoint every save_every steps (atomic; `latest` pointer for hot-reload)
+
+logp_old: the sampler returns the log-prob of every token it drew, but it samples from a bf16 copy of the
+weights for speed. The ratio exp(logp_new - logp_old) must be exactly 1 before the first update, or clipping
+acts on numerical noise, so logp_old is recomputed with the trainer's own forward (as TRL and verl do); the
+gap to the sampler's log-probs is logged as `sampler_logp_gap`.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+
+import torch
+
+from iclaw.agent.episode import EpisodeConfig, episode_record
+from iclaw.agent.policy import Policy
+from iclaw.errors import IclawError
+from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
+from iclaw.train.rollout import Batch, collate_episodes, logprobs_and_entropy, rollout, rollout_stats
+
+
+@dataclass
+class GRPOConfig:
+    model: str = "demo-sft"  # registry name or path of the starting policy (also the KL reference)
+    out: str = "grpo"  # registry name checkpoints are published under
+    steps: int = 50
+    group_size: int = 8  # G episodes per task
+    tasks_per_step: int = 8  # global, across all ranks
+    lr: float = 1e-4
+    beta: float = 0.04  # KL coefficient
+    eps: float = 0.2
+    eps_high: float | None = None
+    kl_estimator: str = "k3"
+    loss_agg: str = "token-mean"
+    scale_rewards: str = "group"
+    filter_zero_variance: bool = False
+    ppo_epochs: int = 1
+    micro_batch: int = 32  # rows per forward/backward (memory); the update is over the whole batch
+    grad_clip: float = 1.0
+    weight_decay: float = 0.0
+    temperature: float = 1.0
+    top_k: int | None = None
+    max_turns: int = 2
+    max_new_tokens: int = 48
+    save_every: int = 10
+    kl_max: float = 0.5  # stop (keeping the last good checkpoint) if the measured KL exceeds this
+    seed: int = 0
+    amp: bool = True
+    minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
+
+
+def sample_tasks(pool: list, n: int, step: int, seed: int) -> list:
+    """The step's tasks: a pure function of (seed, step), so resume and torchrun ranks agree."""
+    rng = random.Random(f"{seed}:{step}")
+    if len(pool) >= n:
+        return rng.sample(pool, n)
+    return [rng.choice(pool) for _ in range(n)]
+
+
+def grpo_update(model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref, cfg: GRPOConfig, *, device,
+                ddp_model=None) -> dict:
+    """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
+    share of the global normalizer (tokens for token-mean, sequences otherwise), so the gradient equals the
+    full-batch loss's gradient — on one process or summed over torchrun ranks."""
+    from iclaw.model.gpt import autocast
+    from iclaw.train.common import all_reduce_sum
+
+    world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    fwd = ddp_model if ddp_model is not None else model
+    B, T1 = batch.mask.shape
+    local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
+    total = all_reduce_sum(local, device)
+    n_mb = max(1, (B + cfg.micro_batch - 1) // cfg.micro_batch)
+    stats_acc: dict[str, float] = {}
+    opt.zero_grad(set_to_none=True)
+    model.train()
+    for i in range(n_mb):
+        sl = slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)
+        mb = batch.rows(sl)
+        share = (mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0))) * world / max(total, 1.0)
+        sync = ddp_model.no_sync() if (ddp_model is not None and i < n_mb - 1) else nullcontext()
+        with sync:
+            with autocast(device, cfg.amp):
+                logp_new, _ = logprobs_and_entropy(fwd, mb.idx, mb.mask)
+            loss, stats = grpo_loss(
+                logp_new, logp_old[sl], None if logp_ref is None else logp_ref[sl], adv[sl], mb.mask,
+                eps=cfg.eps, beta=cfg.beta, eps_high=cfg.eps_high, kl_estimator=cfg.kl_estimator,
+                loss_agg=cfg.loss_agg, max_len=T1,
+            )
+            (loss * share).backward()
+        w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
+        for k, v in stats.items():
+            stats_acc[k] = stats_acc.get(k, 0.0) + v * w
+        stats_acc["loss"] = stats_acc.get("loss", 0.0) + loss.item() * share / world
+    model.eval()
+    if not all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None) or not (
+        stats_acc["loss"] == stats_acc["loss"]
+    ):
+        opt.zero_grad(set_to_none=True)
+        stats_acc["skipped"] = 1.0
+        stats_acc["grad_norm"] = float("nan")
+        return stats_acc
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    opt.step()
+    stats_acc["grad_norm"] = float(gn)
+    stats_acc["skipped"] = 0.0
+    return stats_acc
+
+
+def train_grpo(
+    cfg: GRPOConfig,
+    tasks: list,
+    *,
+    sandbox,
+    verifier,
+    store=None,
+    resume: bool = False,
+    device: str | None = None,
+    run_id: str | None = None,
+    log_dir: str = "runs",
+    show_progress: bool = True,
+    echo=print,
+) -> dict:
+    """Run GRPO; returns a summary dict. Rank 0 logs and publishes."""
+    from iclaw.model import registry
+    from iclaw.model.checkpoint import load_trainer_state
+    from iclaw.train.common import (
+        MetricsLog,
+        check_resume_compatible,
+        live_progress,
+        make_optimizer,
+        new_run_id,
+        rng_state,
+        set_rng_state,
+        setup_distributed,
+    )
+
+    if cfg.group_size < 2:
+        raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
+    if not tasks:
+        raise IclawError("no usable tasks to train on")
+    rank, world, dev = setup_distributed(device)
+    if cfg.tasks_per_step % world:
+        raise IclawError(f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}")
+
+    start_step, trainer_state = 0, None
+    if resume:
+        if not registry.is_registered(cfg.out):
+            raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
+        path = registry.resolve(cfg.out)
+        trainer_state = load_trainer_state(path)
+        policy = Policy.load(cfg.out, device=dev)
+        check_resume_compatible(policy.model, trainer_state, str(path))
+        if trainer_state.get("kind") != "grpo":
+            raise IclawError(f"{path}: trainer state is from '{trainer_state.get('kind')}', not grpo")
+        start_step = trainer_state["step"]
+        ref_source = trainer_state["reference"]
+        run_id = trainer_state["run_id"]
+    else:
+        policy = Policy.load(cfg.model, device=dev)
+        ref_source = str(registry.resolve(cfg.model))
+    model = policy.model
+    ref = None
+    if cfg.beta != 0:  # the KL anchor: the starting policy, frozen
+        ref_model, _ = registry.load(ref_source, device=dev)
+        if ref_model.config.to_dict() != model.config.to_dict():
+            raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
+        ref = ref_model.eval().requires_grad_(False)
+    opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    if trainer_state is not None:
+        opt.load_state_dict(trainer_state["optimizer"])
+        set_rng_state(trainer_state["rng"])
+    else:
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed + rank)
+    ddp_model = None
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        ddp_model = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
+
+    run_id = run_id or new_run_id("grpo")
+    metrics_log = MetricsLog(run_id, store, log_dir, config=asdict(cfg)) if rank == 0 else None
+    ep_cfg = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
+                           top_k=cfg.top_k)
+    per_rank = cfg.tasks_per_step // world
+    last_ckpt, summary, t_start = policy.ckpt_id, {"stopped": None}, time.time()
+    history = []
+
+    def publish(step: int) -> str:
+        state = {"kind": "grpo", "step": step, "optimizer": opt.state_dict(), "rng": rng_state(), "run_id": run_id,
+                 "reference": ref_source, "config": asdict(cfg), "model_config": model.config.to_dict()}
+        return registry.publish(cfg.out, model, meta={"source": f"grpo:{run_id}", "step": step, "parent": ref_source},
+                                trainer_state=state)
+
+    with live_progress(cfg.steps, f"GRPO → {cfg.out}", enabled=show_progress and rank == 0) as progress:
+        progress(completed=start_step)
+        step = start_step
+        while step < cfg.steps:
+            if cfg.minutes is not None and time.time() - t_start > cfg.minutes * 60:
+                summary["stopped"] = "time budget reached"
+                break
+            t0 = time.time()
+            step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed)[rank * per_rank : (rank + 1) * per_rank]
+            gen = torch.Generator(device=dev).manual_seed(cfg.seed * 1_000_003 + step * 101 + rank)
+            eps = rollout(policy, step_tasks, cfg.group_size, sandbox, verifier, ep_cfg, generator=gen)
+            t_rollout = time.time() - t0
+            if store is not None:
+                store.log_episodes([
+                    episode_record(e, source="rollout", model=cfg.out, checkpoint=policy.ckpt_id, run_id=run_id,
+                                   step=step) for e in eps
+                ])
+            rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
+            adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
+            grp = rewards.view(-1, cfg.group_size)
+            m = {"reward_mean": rewards.mean().item(), "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
+                 "frac_zero_std": (grp.std(dim=1) == 0).float().mean().item(), **rollout_stats(eps)}
+            t1 = time.time()
+            keep = filter_zero_variance(rewards, cfg.group_size) if cfg.filter_zero_variance else torch.ones_like(rewards, dtype=torch.bool)
+            batch = collate_episodes(eps).to(dev)
+            sel = keep.nonzero().flatten().to(dev)
+            stats: dict = {}
+            if sel.numel() > 0:  # (with --filter-zero-variance every group may be uninformative)
+                batch = batch.rows(sel)
+                adv_sel = adv.to(dev)[sel]
+                with torch.no_grad(), _amp(dev, cfg.amp):
+                    logp_old, ent = logprobs_and_entropy(model, batch.idx, batch.mask, with_entropy=True)
+                    logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask)[0] if ref is not None else None
+                n_tok = batch.mask.sum().clamp(min=1)
+                m["entropy"] = ((ent * batch.mask).sum() / n_tok).item()
+                m["sampler_logp_gap"] = ((logp_old - batch.sampler_logp).abs() * batch.mask).sum().item() / n_tok.item()
+                for _ in range(cfg.ppo_epochs):
+                    stats = grpo_update(model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ddp_model=ddp_model)
+                    if stats.get("skipped"):
+                        echo(f"step {step}: non-finite loss or gradient — update skipped")
+                        break
+                policy.sync()
+            m.update({k: stats.get(k, 0.0) for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss")})
+            m.update({"lr": cfg.lr, "t_rollout": t_rollout, "t_train": time.time() - t1, "rows": int(sel.numel())})
+            step += 1
+            history.append(m)
+            if metrics_log is not None:
+                metrics_log.log(step, m)
+            progress(1, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
+            if m["kl"] > cfg.kl_max:
+                summary["stopped"] = (f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "
+                                      f"keeping the last good checkpoint {last_ckpt}")
+                echo(summary["stopped"])
+                break
+            if rank == 0 and (step % cfg.save_every == 0 or step == cfg.steps):
+                last_ckpt = publish(step)
+    if summary["stopped"] == "time budget reached" and rank == 0:
+        last_ckpt = publish(step)
+    summary.update({"run_id": run_id, "steps": step, "checkpoint": last_ckpt, "seconds": time.time() - t_start,
+                    "history": history})
+    return summary
+
+
+def _amp(dev, enabled: bool):
+    from iclaw.model.gpt import autocast
+
+    return autocast(dev, enabled)
+
+
+def frozen_copy(model):
+    return copy.deepcopy(model).eval().requires_grad_(False)

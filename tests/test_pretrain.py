@@ -1,0 +1,107 @@
+"""`iclaw data prep` and `iclaw pretrain`: token files, an exact resume, checkpoints through the registry."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from iclaw.errors import IclawError
+from iclaw.model import registry
+from iclaw.model.tokenizer import EOT, get_tokenizer
+from iclaw.train.data import prep
+from iclaw.train.pretrain import PretrainConfig, pretrain
+
+
+def test_data_prep_cli(tmp_path):
+    src = tmp_path / "corpus"
+    (src / "sub").mkdir(parents=True)
+    (src / ".hidden").mkdir()
+    texts = {"a.txt": "hello world\n" * 50, "sub/c.md": "# title\nsome words here\n" * 30}
+    for name, text in texts.items():
+        (src / name).write_text(text)
+    (src / ".hidden" / "x.txt").write_text("never read")
+    (src / "blob.dat").write_bytes(b"\x00\x01\x02" * 100)
+    single = tmp_path / "b.py"
+    single.write_text("print('hi')\n" * 40)
+    out = tmp_path / "data"
+    r = subprocess.run([sys.executable, "-m", "iclaw", "data", "prep", str(src), str(single), "--out", str(out),
+                        "--val-frac", "0.2"], capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert (meta["files"], meta["skipped_files"], meta["dtype"]) == (3, 1, "uint16")
+    tok = get_tokenizer()
+    docs = [texts["a.txt"], texts["sub/c.md"], single.read_text()]  # files sorted, dirs walked, then files
+    expected = [t for d in docs for t in tok.encode(d) + [EOT]]
+    train = np.fromfile(out / "train.bin", dtype=np.uint16)
+    val = np.fromfile(out / "val.bin", dtype=np.uint16)
+    assert train.tolist() + val.tolist() == expected
+    assert len(val) == int(len(expected) * 0.2) == meta["val_tokens"]
+    bad = subprocess.run([sys.executable, "-m", "iclaw", "data", "prep", str(tmp_path / "nope"), "--out", str(out)],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "nope: no such file or directory" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def stdlib_data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    prep([], out, max_tokens=30_000, progress=False)  # the default corpus: the Python stdlib's sources
+    return out
+
+
+def _cfg(data, tokens, out, **kw):
+    base = dict(data=str(data), tokens=tokens, out=out, config="tiny", attn="mla", mlp="moe", pos="rope",
+                optimizer="muon", batch=2, seq=32, lr=3e-3, warmup_frac=0.0, min_lr_frac=1.0, amp=False,
+                eval_every=0, eval_batches=2)  # fmt: skip
+    return PretrainConfig(**{**base, **kw})
+
+
+def test_pretrain_resume_is_exact(stdlib_data, tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    step_tokens = 2 * 32
+    # straight: 4 steps. interrupted: 2 steps, saved, resumed to 4 (constant lr so the schedules agree)
+    straight, s = pretrain(_cfg(stdlib_data, 4 * step_tokens, "straight"), progress=False)
+    assert s["steps"] == 4 and s["ckpt_id"] and s["mfu"] > 0 and s["val_loss"] is not None
+    _, s2 = pretrain(_cfg(stdlib_data, 2 * step_tokens, "resumed"), progress=False)
+    assert s2["steps"] == 2
+    resumed, s3 = pretrain(_cfg(stdlib_data, 4 * step_tokens, "resumed", resume=True), progress=False)
+    assert s3["steps"] == 4 and s3["history"][0][0] == 3  # it continued at step 3
+    a, b = straight.state_dict(), resumed.state_dict()
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=1e-6), k
+    assert any(k.endswith("expert_bias") and a[k].abs().sum() > 0 for k in a)  # the MoE bias moved and resumed
+    # checkpoints are ordinary registry models (what the sampler, GRPO and distillation load)
+    model, meta = registry.load("resumed")
+    assert meta["step"] == 4 and model.config.attn == "mla" and model.config.mlp == "moe"
+    assert len(registry.checkpoint_ids("resumed")) == 2
+    with pytest.raises(IclawError, match="already trained"):
+        pretrain(_cfg(stdlib_data, 4 * step_tokens, "resumed", resume=True), progress=False)
+    with pytest.raises(IclawError, match="--attn mha: the checkpoint being resumed has attn=mla"):
+        pretrain(_cfg(stdlib_data, 8 * step_tokens, "resumed", resume=True, attn="mha"), progress=False)
+
+
+def test_pretrain_rejects_bad_input(stdlib_data, tmp_path):
+    with pytest.raises(IclawError, match="--seq 1024: longer than the tiny model's block size 512"):
+        pretrain(_cfg(stdlib_data, 1000, None, batch=1, seq=1024), progress=False)
+    with pytest.raises(IclawError, match="train.bin: no such file"):
+        pretrain(_cfg(tmp_path, 1000, None), progress=False)
+    with pytest.raises(IclawError, match="--optimizer 'sgd'"):
+        pretrain(_cfg(stdlib_data, 1000, None, optimizer="sgd"), progress=False)
+
+
+def test_pretrain_under_torchrun_ddp(stdlib_data, tmp_path):
+    """Two CPU ranks (gloo): each trains on its own slice, rank 0 evaluates, reports and saves."""
+    env = {**os.environ, "ICLAW_HOME": str(tmp_path / "home"), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "iclaw",
+           "pretrain", "--data", str(stdlib_data), "--tokens", "256", "--batch", "2", "--seq", "32", "--mlp", "moe",
+           "--optimizer", "muon", "--out", "ddp", "--eval-batches", "1", "--json"]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads(r.stdout)
+    assert s["world_size"] == 2 and s["steps"] == 2 and s["tokens"] == 256 and s["ckpt_id"]
+    assert (tmp_path / "home" / "models" / "ddp" / "checkpoints" / s["ckpt_id"] / "model.safetensors").is_file()

@@ -1,0 +1,342 @@
+"""Task format, loader, generator (determinism, splits, family coverage), CLI and mining. Real sandbox,
+real sqlite files, real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from iclaw.errors import IclawError
+from iclaw.tasks import FAMILIES, Instance, Task, Verifier, generate, load_tasks, mine_tasks, save_tasks
+from iclaw.tasks.generate import split_of, task_id
+from iclaw.tools.sandbox import Limits, Sandbox
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    return Sandbox(Limits(timeout_s=5.0))
+
+
+# ------------------------------------------------------------------------------------------------- format
+
+
+GOOD = {
+    "id": "t1",
+    "kind": "bash",
+    "files": {"d/names.txt": "b\na\n"},
+    "broken": "sotr d/names.txt",
+    "reference": "sort d/names.txt",
+}
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("{not json", "invalid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        (json.dumps({**GOOD, "id": None}), "missing required field 'id'"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "broken"}), "missing required field 'broken'"),
+        (json.dumps({**GOOD, "kind": "zsh"}), "field 'kind' must be one of"),
+        (json.dumps({**GOOD, "reference": None}), "needs a 'reference' or a 'test'"),
+        (json.dumps({**GOOD, "reference": 3}), "field 'reference' must be a string"),
+        (json.dumps({**GOOD, "files": {"/etc/passwd": "x"}}), "is absolute"),
+        (json.dumps({**GOOD, "files": {"a/../../x": "x"}}), "contains '..'"),
+        (json.dumps({**GOOD, "files": {"..": "x"}}), "contains '..'"),
+        (json.dumps({**GOOD, "files": {"": "x"}}), "empty"),
+        (json.dumps({**GOOD, "files": {".": "x"}}), "task directory itself"),
+        (json.dumps({**GOOD, "files": {"a.txt": 5}}), "must be a string"),
+        (json.dumps({**GOOD, "files": ["a.txt"]}), "field 'files' must be an object"),
+        (json.dumps({**GOOD, "split": "dev"}), "field 'split' must be one of"),
+        (json.dumps({**GOOD, "multi_turn": "yes"}), "multi_turn"),
+        (json.dumps({**GOOD, "broken_exit": "1"}), "broken_exit"),
+        (json.dumps({**GOOD, "refrence": "sort"}), "unknown field(s) refrence"),
+        (json.dumps(GOOD), "duplicate task id 't1' (first on line 1)"),
+    ],
+)
+def test_malformed_line_names_file_and_line(tmp_path, line, problem):
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n\n" + line + "\n")
+    with pytest.raises(IclawError) as e:
+        load_tasks(path)
+    assert str(e.value).startswith(f"{path}:3: "), str(e.value)
+    assert problem in str(e.value)
+
+
+def test_missing_and_non_utf8_files(tmp_path):
+    with pytest.raises(IclawError, match="no such task file"):
+        load_tasks(tmp_path / "nope.jsonl")
+    bad = tmp_path / "bin.jsonl"
+    bad.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(IclawError, match="not UTF-8"):
+        load_tasks(bad)
+
+
+def test_round_trip_and_minimal_fields(tmp_path):
+    minimal = {"id": "m", "kind": "python", "broken": "print(x", "reference": "print(1)"}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(minimal) + "\n")
+    tasks = load_tasks(path)
+    assert tasks[1].files == {} and tasks[1].family == "custom" and not tasks[1].multi_turn
+    save_tasks(tasks, tmp_path / "u.jsonl")
+    again = load_tasks(tmp_path / "u.jsonl")
+    assert again == tasks
+    save_tasks(again, tmp_path / "v.jsonl")
+    assert (tmp_path / "u.jsonl").read_bytes() == (tmp_path / "v.jsonl").read_bytes()
+
+
+def test_a_bad_task_built_in_code_is_refused_before_running(sandbox, tmp_path):
+    t = Task(id="x", kind="bash", family="custom", broken="x", reference="true", files={"../escape": "x"})
+    with pytest.raises(IclawError, match="contains '..'"):
+        Verifier(sandbox).verify(t, "true")
+
+
+# ---------------------------------------------------------------------------------------------- generator
+
+
+@pytest.fixture(scope="module")
+def train(sandbox) -> list[Task]:
+    return generate(2 * len(FAMILIES), "train", seed=3, sandbox=sandbox)
+
+
+@pytest.fixture(scope="module")
+def heldout(sandbox) -> list[Task]:
+    return generate(2 * len(FAMILIES), "heldout", seed=3, sandbox=sandbox)
+
+
+def test_family_catalogue_meets_the_brief():
+    fams = list(FAMILIES.values())
+    assert len(fams) >= 10
+    assert sum(f.kind == "bash" for f in fams) == sum(f.kind == "python" for f in fams)
+    assert sum(f.multi_turn for f in fams) >= 2
+    assert sum(f.outcome_only for f in fams) >= 1
+    # one module per family
+    assert len({f.make.__module__ for f in fams}) == len(fams)
+
+
+def test_generated_tasks_are_balanced_and_record_the_real_error(train):
+    counts = {name: sum(t.family == name for t in train) for name in FAMILIES}
+    assert set(counts.values()) == {2}, counts
+    # interleaved: the first len(FAMILIES) tasks cover every family
+    assert {t.family for t in train[: len(FAMILIES)]} == set(FAMILIES)
+    for t in train:
+        fam = FAMILIES[t.family]
+        assert t.split == "train" and t.kind == fam.kind and t.multi_turn == fam.multi_turn
+        assert t.error and t.broken_exit not in (None, 0), t
+        assert (t.reference is None) == fam.outcome_only
+        if fam.outcome_only:
+            assert t.test and t.solution
+        assert t.id == task_id(t.family, Instance(t.broken, t.files, t.reference, t.test, t.solution))
+        lines = (t.reference or t.solution).splitlines()
+        assert len(lines) <= (1 if t.kind == "bash" else 5), t  # short fixes: the policy is tiny
+    errors = {t.family: t.error for t in train}
+    assert "command not found" in errors["cmd-typo"]
+    assert "unrecognized option" in errors["flag-typo"]
+    assert "Did you mean" in errors["py-name"]
+    assert "No such file or directory" in errors["wrong-file"]
+    assert "/tmp/iclaw/main.py" in errors["py-type"]  # stable path, not a random scratch dir
+
+
+def test_multi_turn_families_need_a_look_first(train):
+    for t in train:
+        if t.family in ("wrong-file", "py-wrong-file"):
+            real = [f for f in t.files if f in t.reference]
+            assert len(real) == 1 and real[0] not in t.broken and 2 <= len(t.files) <= 4
+            stem = real[0].split(".")[0][:4]
+            assert sum(f.startswith(stem) for f in t.files) == 1  # exactly one file looks like the target
+
+
+def test_splits_are_disjoint_and_stable(train, heldout):
+    assert all(t.split == "heldout" for t in heldout)
+    assert not {t.id for t in train} & {t.id for t in heldout}
+    # disjoint at the level of the problem, not only the instance: no broken command is in both
+    assert not {(t.family, t.broken) for t in train} & {(t.family, t.broken) for t in heldout}
+    # the split is a pure function of the instance (sha256), so it is the same on every machine
+    inst = Instance(broken="sotr names.txt", files={"names.txt": "b\na\n"}, reference="sort names.txt")
+    assert task_id("cmd-typo", inst) == "cmd-typo-bcd0d8e135"
+    assert split_of("cmd-typo", inst) == "train"
+    assert split_of("cmd-typo", Instance(broken="srot names.txt", reference="sort names.txt")) == "heldout"
+
+
+def test_same_seed_same_bytes(sandbox, tmp_path):
+    fams = ["cmd-typo", "mkdir-outcome", "py-name", "py-wrong-file"]
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    save_tasks(generate(8, "train", seed=5, families=fams, sandbox=sandbox), a)
+    save_tasks(generate(8, "train", seed=5, families=fams, sandbox=sandbox), b)
+    save_tasks(generate(8, "train", seed=6, families=fams, sandbox=sandbox), c)
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
+    # a family's tasks do not depend on which other families were asked for
+    alone = generate(2, "train", seed=5, families=["py-name"], sandbox=sandbox)
+    assert [t.to_json() for t in alone] == [t.to_json() for t in load_tasks(a) if t.family == "py-name"]
+
+
+def test_generate_rejects_bad_arguments(sandbox):
+    with pytest.raises(IclawError, match="--family: unknown family 'nope'"):
+        generate(2, families=["nope"], sandbox=sandbox)
+    with pytest.raises(IclawError, match="--split"):
+        generate(2, split="test", sandbox=sandbox)
+
+
+# ----------------------------------------------------------------------------------------------------- CLI
+
+
+def iclaw(*args, cwd=None, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "iclaw", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
+
+
+def test_cli_gen_list_show(tmp_path):
+    out = tmp_path / "t.jsonl"
+    r = iclaw(
+        "tasks",
+        "gen",
+        "--family",
+        "quote",
+        "--family",
+        "py-indent",
+        "--n",
+        "4",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+    )
+    assert r.returncode == 0, r.stderr
+    tasks = load_tasks(out)
+    assert sorted(t.family for t in tasks) == ["py-indent", "py-indent", "quote", "quote"]
+    r = iclaw("tasks", "list", "--tasks", str(out))
+    assert r.returncode == 0 and "mkdir-outcome" in r.stdout and "py-indent" in r.stdout
+    r = iclaw("tasks", "show", tasks[0].id, "--tasks", str(out))
+    assert r.returncode == 0 and tasks[0].id in r.stdout and "broken" in r.stdout
+    r = iclaw("tasks", "show", "no-such-id", "--tasks", str(out))
+    assert r.returncode == 2 and "no task with id" in r.stderr and "Traceback" not in r.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "kind": "bash", "broken": "x", "reference": "y", "files": {"/x": ""}}\n')
+    r = iclaw("tasks", "check", str(bad))
+    assert r.returncode == 2 and f"{bad}:1:" in r.stderr and "Traceback" not in r.stderr
+
+
+# -------------------------------------------------------------------------------------------------- mining
+
+
+def call(turn, tool, inp, exit_code, stdout="", stderr="", cwd=None):
+    return {
+        "turn": turn,
+        "tool": tool,
+        "input": inp,
+        "stdout": stdout,
+        "stderr": stderr,
+        "exit_code": exit_code,
+        "duration_ms": 3.0,
+        "timed_out": False,
+        "signal": None,
+        "cwd": cwd,
+    }
+
+
+def test_mine_tasks_from_store(tmp_path, sandbox):
+    from iclaw.store import Store
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "names.txt").write_text("b\na\nc\n")
+    (work / ".secret").write_text("hidden files are not copied")
+    store = Store(tmp_path / "traj.db")
+    fixed = [
+        call(0, "bash", "sotr names.txt", 127, stderr="bash: sotr: command not found", cwd=str(work)),
+        call(1, "bash", "ls", 0, stdout="names.txt\n", cwd=str(work)),
+        call(2, "bash", "sort names.txt", 0, stdout="a\nb\nc\n", cwd=str(work)),
+    ]
+    e1 = store.log_episode(source="chat", tool_calls=fixed)
+    store.log_episode(source="chat", tool_calls=fixed)  # the same fix again: a duplicate
+    e3 = store.log_episode(
+        source="chat",
+        final_command='print("hi")',
+        tool_calls=[
+            call(0, "python", 'print("hi"', 1, stderr="SyntaxError: '(' was never closed"),
+            call(1, "python", 'print("hi")', 0, stdout="hi\n"),
+        ],
+    )
+    store.rate(e3, "good")
+    # only successes: nothing to learn
+    store.log_episode(source="chat", tool_calls=[call(0, "bash", "echo ok", 0, stdout="ok\n")])
+    # the fixture is gone (cwd deleted) and the "fix" needs it: dropped by the re-run check
+    store.log_episode(
+        source="grpo",
+        tool_calls=[
+            call(0, "bash", "cta gone.txt", 127, cwd=str(tmp_path / "deleted")),
+            call(1, "bash", "cat gone.txt", 0, stdout="x\n", cwd=str(tmp_path / "deleted")),
+        ],
+    )
+    # the fixture comes from the task file the episode was generated from
+    task_file = tmp_path / "src.jsonl"
+    save_tasks(
+        [
+            Task(
+                id="src-1",
+                kind="bash",
+                family="wrong-file",
+                broken="cat notes.txt",
+                reference="cat notes_7b.txt",
+                files={"notes_7b.txt": "hello\n"},
+            )
+        ],
+        task_file,
+    )
+    store.log_episode(
+        source="grpo",
+        task_id="src-1",
+        tool_calls=[
+            call(0, "bash", "cat notes.txt", 1, stderr="cat: notes.txt: No such file or directory"),
+            call(1, "bash", "ls", 0, stdout="notes_7b.txt\n"),
+            call(2, "bash", "cat notes_7b.txt", 0, stdout="hello\n"),
+        ],
+    )
+    store.close()
+
+    unchecked = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=False)
+    mined = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=True, sandbox=sandbox)
+    assert len(unchecked) == 4 and len(mined) == 3
+    by_broken = {t.broken: t for t in mined}
+    t = by_broken["sotr names.txt"]
+    assert t.reference == "sort names.txt" and t.kind == "bash"  # the fix, not the `ls` in between
+    assert t.files == {"names.txt": "b\na\nc\n"} and t.multi_turn and t.broken_exit == 127
+    assert "command not found" in t.error
+    p = by_broken['print("hi"']
+    assert p.kind == "python" and p.reference == 'print("hi")' and p.files == {}
+    w = by_broken["cat notes.txt"]
+    assert w.reference == "cat notes_7b.txt" and w.files == {"notes_7b.txt": "hello\n"} and w.multi_turn
+    assert all(t.id.startswith("mined-") and t.family == "mined" for t in mined)
+    assert e1 >= 1
+
+    # the mined file is an ordinary task file: oracle passes, broken fails
+    save_tasks(mined, tmp_path / "mined.jsonl")
+    loaded = load_tasks(tmp_path / "mined.jsonl")
+    verdicts = Verifier(sandbox).verify_many([(t, c) for t in loaded for c in (t.reference, t.broken)])
+    assert [v.passed for v in verdicts] == [True, False] * len(loaded)
+
+    r = iclaw(
+        "tasks",
+        "mine",
+        "--db",
+        str(tmp_path / "traj.db"),
+        "--tasks",
+        str(task_file),
+        "--out",
+        str(tmp_path / "cli.jsonl"),
+    )
+    assert r.returncode == 0, r.stderr
+    assert load_tasks(tmp_path / "cli.jsonl") == loaded
+
+
+def test_mine_rejects_missing_or_foreign_db(tmp_path):
+    with pytest.raises(IclawError, match="no such trajectory database"):
+        mine_tasks(tmp_path / "none.db")
+    junk = tmp_path / "junk.db"
+    junk.write_text("this is not sqlite" * 100)
+    with pytest.raises(IclawError, match="not an iclaw trajectory database"):
+        mine_tasks(junk)
