@@ -25,7 +25,13 @@ def hf_twin(model: GPT):
 
     c = model.config
     hf = GPT2LMHeadModel(
-        GPT2Config(n_layer=c.n_layer, n_head=c.n_head, n_embd=c.n_embd, n_positions=c.block_size, vocab_size=c.vocab_size)
+        GPT2Config(
+            n_layer=c.n_layer,
+            n_head=c.n_head,
+            n_embd=c.n_embd,
+            n_positions=c.block_size,
+            vocab_size=c.vocab_size,
+        )
     )
     sd = {}
     for k, v in model.state_dict().items():
@@ -57,8 +63,13 @@ def main() -> None:
     def theirs():
         with torch.inference_mode():
             out = hf.generate(
-                prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=args.new_tokens,
-                min_new_tokens=args.new_tokens, do_sample=True, top_k=0, pad_token_id=0,
+                prompts,
+                attention_mask=torch.ones_like(prompts),
+                max_new_tokens=args.new_tokens,
+                min_new_tokens=args.new_tokens,
+                do_sample=True,
+                top_k=0,
+                pad_token_id=0,
             )
         assert out.shape[1] - args.prompt_len == args.new_tokens
 
@@ -71,9 +82,16 @@ def main() -> None:
             fn()
             times.append(time.perf_counter() - t0)
         res[name] = n_tok / min(times)
-    out = {"config": args.config, "batch": args.batch, "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
-           "threads": torch.get_num_threads(), "iclaw_tok_s": round(res["iclaw"], 1),
-           "transformers_tok_s": round(res["transformers"], 1), "ratio": round(res["iclaw"] / res["transformers"], 2)}
+    out = {
+        "config": args.config,
+        "batch": args.batch,
+        "prompt_len": args.prompt_len,
+        "new_tokens": args.new_tokens,
+        "threads": torch.get_num_threads(),
+        "iclaw_tok_s": round(res["iclaw"], 1),
+        "transformers_tok_s": round(res["transformers"], 1),
+        "ratio": round(res["iclaw"] / res["transformers"], 2),
+    }
     print(json.dumps(out))
 
 

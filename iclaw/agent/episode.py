@@ -87,8 +87,15 @@ def task_request(task) -> str:
 def new_episode(request: str, kind: str, workdir: Path, task=None) -> Episode:
     toks = request_tokens(request)
     return Episode(
-        request=request, kind=kind, workdir=workdir, task=task, tokens=list(toks), mask=[0] * len(toks),
-        logprobs=[0.0] * len(toks), prompt_len=len(toks), turns=[{"turn": 0, "role": "user", "text": request}],
+        request=request,
+        kind=kind,
+        workdir=workdir,
+        task=task,
+        tokens=list(toks),
+        mask=[0] * len(toks),
+        logprobs=[0.0] * len(toks),
+        prompt_len=len(toks),
+        turns=[{"turn": 0, "role": "user", "text": request}],
         started_at=now(),
     )
 
@@ -125,8 +132,13 @@ def run_episodes(
             break
         room = min(block - len(e.tokens) for e in active)
         samples = policy.sample(
-            [e.tokens for e in active], min(cfg.max_new_tokens, room), temperature=cfg.temperature,
-            top_k=cfg.top_k, top_p=cfg.top_p, stop_tokens=STOP_TOKENS, generator=generator,
+            [e.tokens for e in active],
+            min(cfg.max_new_tokens, room),
+            temperature=cfg.temperature,
+            top_k=cfg.top_k,
+            top_p=cfg.top_p,
+            stop_tokens=STOP_TOKENS,
+            generator=generator,
         )
         last_turn = turn == cfg.max_turns - 1
         calls: list[tuple[Episode, Action]] = []
@@ -154,9 +166,18 @@ def run_episodes(
         for (e, a), r in zip(calls, results):
             e.last_call[a.kind] = a.code
             e.tool_calls.append(
-                {"turn": turn, "tool": a.kind, "input": a.code, "stdout": r.stdout, "stderr": r.stderr,
-                 "exit_code": r.exit_code, "duration_ms": r.duration_ms, "timed_out": r.timed_out,
-                 "signal": r.signal, "cwd": str(e.workdir)}
+                {
+                    "turn": turn,
+                    "tool": a.kind,
+                    "input": a.code,
+                    "stdout": r.stdout,
+                    "stderr": r.stderr,
+                    "exit_code": r.exit_code,
+                    "duration_ms": r.duration_ms,
+                    "timed_out": r.timed_out,
+                    "signal": r.signal,
+                    "cwd": str(e.workdir),
+                }
             )
             if on_event:
                 on_event("result", e, {"action": a, "result": r})
@@ -195,18 +216,40 @@ def judge(episodes: list[Episode], verifier) -> None:
         e.passed, e.reward, e.verdict = bool(v.passed), 1.0 if v.passed else 0.0, getattr(v, "reason", "")
 
 
-def episode_record(e: Episode, *, source: str, model: str | None, checkpoint: str | None,
-                   run_id: str | None = None, step: int | None = None) -> dict:
+def episode_record(
+    e: Episode,
+    *,
+    source: str,
+    model: str | None,
+    checkpoint: str | None,
+    run_id: str | None = None,
+    step: int | None = None,
+) -> dict:
     """The store row (with its turns and tool calls) for one episode."""
     task = e.task
     return {
-        "source": source, "task_id": getattr(task, "id", None), "family": getattr(task, "family", None),
-        "model": model, "checkpoint": checkpoint, "run_id": run_id, "step": step, "reward": e.reward,
+        "source": source,
+        "task_id": getattr(task, "id", None),
+        "family": getattr(task, "family", None),
+        "model": model,
+        "checkpoint": checkpoint,
+        "run_id": run_id,
+        "step": step,
+        "reward": e.reward,
         "status": None if e.passed is None else ("passed" if e.passed else "failed"),
-        "final_command": e.final, "started_at": e.started_at, "ended_at": e.ended_at,
-        "meta": {"end": e.status, "turns": e.n_turns, "invalid": e.n_invalid, "policy_tokens": e.policy_tokens,
-                 "verdict": e.verdict, "kind": e.kind},
-        "turns": e.turns, "tool_calls": e.tool_calls,
+        "final_command": e.final,
+        "started_at": e.started_at,
+        "ended_at": e.ended_at,
+        "meta": {
+            "end": e.status,
+            "turns": e.n_turns,
+            "invalid": e.n_invalid,
+            "policy_tokens": e.policy_tokens,
+            "verdict": e.verdict,
+            "kind": e.kind,
+        },
+        "turns": e.turns,
+        "tool_calls": e.tool_calls,
     }
 
 
@@ -222,6 +265,7 @@ class Workdirs:
 
         d = self.root / f"{self.n:05d}"
         self.n += 1
+        d.mkdir()
         write_fixture(task.files or {}, d)
         return d
 

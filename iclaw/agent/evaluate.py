@@ -32,8 +32,14 @@ class EvalReport:
     by_family: dict  # family -> {"tasks", "pass_at_1", "pass_at_k"}
 
     def to_dict(self) -> dict:
-        return {"tasks": self.tasks, "pass_at_1": self.pass_at_1, "pass_at_k": self.pass_at_k, "k": self.k,
-                "samples": self.samples, "by_family": self.by_family}
+        return {
+            "tasks": self.tasks,
+            "pass_at_1": self.pass_at_1,
+            "pass_at_k": self.pass_at_k,
+            "k": self.k,
+            "samples": self.samples,
+            "by_family": self.by_family,
+        }
 
 
 def summarize(per_task: list[tuple[object, int, int]], k: int) -> EvalReport:
@@ -50,14 +56,29 @@ def summarize(per_task: list[tuple[object, int, int]], k: int) -> EvalReport:
         }
     N = max(1, len(per_task))
     return EvalReport(
-        tasks=len(per_task), k=k, samples=per_task[0][1] if per_task else 0,
+        tasks=len(per_task),
+        k=k,
+        samples=per_task[0][1] if per_task else 0,
         pass_at_1=sum(c / n for _, n, c in per_task) / N,
-        pass_at_k=sum(pass_at_k(n, c, k) for _, n, c in per_task) / N, by_family=by_family,
+        pass_at_k=sum(pass_at_k(n, c, k) for _, n, c in per_task) / N,
+        by_family=by_family,
     )
 
 
-def evaluate(policy, tasks: list, *, sandbox, verifier, cfg: EpisodeConfig, k: int = 1, samples: int | None = None,
-             batch_tasks: int = 16, seed: int = 0, store=None, progress=None) -> EvalReport:
+def evaluate(
+    policy,
+    tasks: list,
+    *,
+    sandbox,
+    verifier,
+    cfg: EpisodeConfig,
+    k: int = 1,
+    samples: int | None = None,
+    batch_tasks: int = 16,
+    seed: int = 0,
+    store=None,
+    progress=None,
+) -> EvalReport:
     """Run `samples` (default k) episodes per task in batches; log every episode (source 'eval')."""
     n = samples or k
     gen = torch.Generator(device=policy.device).manual_seed(seed)
@@ -69,7 +90,9 @@ def evaluate(policy, tasks: list, *, sandbox, verifier, cfg: EpisodeConfig, k: i
             run_episodes(policy, eps, sandbox, cfg, generator=gen)
         judge(eps, verifier)
         if store is not None:
-            store.log_episodes([episode_record(e, source="eval", model=policy.name, checkpoint=policy.ckpt_id) for e in eps])
+            store.log_episodes(
+                [episode_record(e, source="eval", model=policy.name, checkpoint=policy.ckpt_id) for e in eps]
+            )
         for j, t in enumerate(chunk):
             group = eps[j * n : (j + 1) * n]
             per_task.append((t, n, sum(1 for e in group if e.passed)))

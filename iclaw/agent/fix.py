@@ -16,9 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from iclaw.agent.episode import Episode, EpisodeConfig, episode_record, new_episode, now, run_episodes
 from iclaw.agent.protocol import Action, format_output, format_request
+
+if TYPE_CHECKING:  # episode.py imports torch; chat imports this module before torch has loaded
+    from iclaw.agent.episode import Episode, EpisodeConfig
 
 MAX_INPUT_CHARS = 64 * 1024  # a command (or snippet) longer than this is refused before anything runs
 
@@ -59,8 +62,13 @@ class FixResult:
         return self.final_exit if self.final_exit is not None else self.first.exit_code
 
     def to_json(self) -> dict:
-        return {"fixed": self.fixed, "command": self.command, "exit_code": self.exit_code,
-                "episode": self.episode_id, "changed": self.command != self.broken}
+        return {
+            "fixed": self.fixed,
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "episode": self.episode_id,
+            "changed": self.command != self.broken,
+        }
 
 
 def classify(text: str) -> tuple[str, str]:
@@ -74,10 +82,10 @@ def classify(text: str) -> tuple[str, str]:
     stripped = text.strip("\n")
     for prefix, kind in (("/py ", "python"), ("/py\n", "python"), ("/sh ", "bash"), ("/sh\n", "bash")):
         if stripped.startswith(prefix):
-            return kind, stripped[len(prefix):].strip("\n")
+            return kind, stripped[len(prefix) :].strip("\n")
     first, _, rest = stripped.partition("\n")
     if first.strip().lower().startswith("python:"):
-        head = first.strip()[len("python:"):].strip()
+        head = first.strip()[len("python:") :].strip()
         return "python", (head + "\n" + rest if head and rest else head or rest).strip("\n")
     if "\n" in stripped:
         return "python", stripped
@@ -86,16 +94,34 @@ def classify(text: str) -> tuple[str, str]:
 
 def tool_call_row(result, turn: int, cwd: Path) -> dict:
     """A ToolResult as a store tool_calls row (the same keys run_episodes writes)."""
-    return {"turn": turn, "tool": result.tool, "input": result.input, "stdout": result.stdout,
-            "stderr": result.stderr, "exit_code": result.exit_code, "duration_ms": result.duration_ms,
-            "timed_out": result.timed_out, "signal": result.signal, "cwd": str(cwd)}
+    return {
+        "turn": turn,
+        "tool": result.tool,
+        "input": result.input,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "exit_code": result.exit_code,
+        "duration_ms": result.duration_ms,
+        "timed_out": result.timed_out,
+        "signal": result.signal,
+        "cwd": str(cwd),
+    }
 
 
 class Fixer:
     """Runs "try it, then fix it" turns for one policy in one working directory, logging each to `store`."""
 
-    def __init__(self, policy, sandbox, store, cfg: EpisodeConfig, cwd: Path, *, source: str,
-                 model_name: str | None = None):
+    def __init__(
+        self,
+        policy,
+        sandbox,
+        store,
+        cfg: EpisodeConfig,
+        cwd: Path,
+        *,
+        source: str,
+        model_name: str | None = None,
+    ):
         self.policy, self.sandbox, self.store, self.cfg = policy, sandbox, store, cfg
         self.cwd = Path(cwd).resolve()
         self.source = source
@@ -111,6 +137,8 @@ class Fixer:
         on_first: Callable[[object], None] | None = None,
     ) -> FixResult:
         """Run `code`; if it fails, run one episode to fix it. Ctrl-C cancels the turn (what ran is still logged)."""
+        from iclaw.agent.episode import episode_record, new_episode, now, run_episodes
+
         started = now()
         try:
             first = self.sandbox.run(kind, code, self.cwd)
@@ -123,33 +151,47 @@ class Fixer:
         if not res.needed_fix:
             # Nothing to fix: still one episode (the tool call is data), with no model turn.
             res.episode_id = self._log(
-                source=self.source, started_at=started, ended_at=now(), final_command=None,
-                meta=self._meta(res, end="nothing_to_fix"), turns=[{"turn": 0, "role": "user", "text": code}],
+                source=self.source,
+                started_at=started,
+                ended_at=now(),
+                final_command=None,
+                meta=self._meta(res, end="nothing_to_fix"),
+                turns=[{"turn": 0, "role": "user", "text": code}],
                 tool_calls=[call0],
             )
             return res
 
-        request = format_request(kind, code, format_output(first.stdout, first.stderr, first.exit_code,
-                                                           self.cfg.obs_chars))
+        request = format_request(
+            kind, code, format_output(first.stdout, first.stderr, first.exit_code, self.cfg.obs_chars)
+        )
         ep = new_episode(request, kind, self.cwd)
         ep.started_at = started
         ep.tool_calls.append(call0)  # turn 0: the user's own run of the broken command
         res.episode = ep
         block = self.policy.model.config.block_size
         if block - len(ep.tokens) < 8:
-            res.note = (f"the request is {len(ep.tokens)} tokens; the model's context is {block}: "
-                        "too long to fix (shorten the command or its output)")
+            res.note = (
+                f"the request is {len(ep.tokens)} tokens; the model's context is {block}: "
+                "too long to fix (shorten the command or its output)"
+            )
 
         def approve_and_record(e: Episode, action: Action) -> Action | None:
             out = approve(e, action) if approve is not None else action
             decision = "declined" if out is None else ("edited" if out.code != action.code else "approved")
-            res.approvals.append({"turn": e.n_turns - 1, "proposed": action.code, "decision": decision,
-                                  "ran": None if out is None else out.code})
+            res.approvals.append(
+                {
+                    "turn": e.n_turns - 1,
+                    "proposed": action.code,
+                    "decision": decision,
+                    "ran": None if out is None else out.code,
+                }
+            )
             return out
 
         try:
-            run_episodes(self.policy, [ep], self.sandbox, self.cfg, approve=approve_and_record,
-                         on_event=on_event)
+            run_episodes(
+                self.policy, [ep], self.sandbox, self.cfg, approve=approve_and_record, on_event=on_event
+            )
         except KeyboardInterrupt:
             res.cancelled = True
             ep.done, ep.status, ep.ended_at = True, "cancelled", now()
@@ -159,18 +201,110 @@ class Fixer:
             if c["tool"] == kind and c["input"] == res.final:
                 res.final_exit = c["exit_code"]
                 break
-        rec = episode_record(ep, source=self.source, model=self.policy.name or self.model_name,
-                             checkpoint=self.policy.ckpt_id)
+        rec = episode_record(
+            ep, source=self.source, model=self.policy.name or self.model_name, checkpoint=self.policy.ckpt_id
+        )
         rec["meta"].update(self._meta(res, end=ep.status))
         res.episode_id = self._log(**rec)
         return res
 
     def _meta(self, res: FixResult, end: str) -> dict:
-        return {"end": end, "kind": res.kind, "cwd": str(self.cwd), "sandbox": self.sandbox.level,
-                "net": bool(self.sandbox.net), "broken_exit": res.first.exit_code, "fixed": res.fixed,
-                "final_exit": res.final_exit, "approvals": res.approvals, **({"note": res.note} if res.note else {})}
+        return {
+            "end": end,
+            "kind": res.kind,
+            "cwd": str(self.cwd),
+            "sandbox": self.sandbox.level,
+            "net": bool(self.sandbox.net),
+            "broken_exit": res.first.exit_code,
+            "fixed": res.fixed,
+            "final_exit": res.final_exit,
+            "approvals": res.approvals,
+            **({"note": res.note} if res.note else {}),
+        }
 
     def _log(self, **rec) -> int:
         rec.setdefault("model", self.policy.name or self.model_name)
         rec.setdefault("checkpoint", self.policy.ckpt_id)
         return self.store.log_episode(**rec)
+
+
+def fix_main(
+    command: str,
+    *,
+    model: str = "demo",
+    yes: bool = False,
+    as_json: bool = False,
+    db: Path | None = None,
+    max_turns: int = 3,
+    net: bool = False,
+    python: bool = False,
+    temperature: float = 0.7,
+    cwd: Path | None = None,
+) -> int:
+    """`iclaw fix`: returns the process exit code (0: the final command ran with exit 0; 1: not fixed;
+    130: cancelled). The transcript goes to stderr; stdout gets only the fixed command (or, with --json,
+    one JSON object), so `$(iclaw fix ...)` and `iclaw fix ... --json | jq` work."""
+    import json
+    import os
+    import sys
+
+    from rich.console import Console
+
+    from iclaw.agent.chat import Confirm, Transcript, load_policy, stdin_is_tty
+    from iclaw.errors import IclawError
+    from iclaw.model import registry
+    from iclaw.store import Store
+    from iclaw.tools.sandbox import Sandbox
+
+    kind, code = ("python", command) if python else classify(command)
+    if not code.strip():
+        raise IclawError("COMMAND: empty command")
+    if len(code) > MAX_INPUT_CHARS:
+        raise IclawError(f"COMMAND: {len(code):,} characters; the limit is {MAX_INPUT_CHARS:,}")
+    if max_turns < 1:
+        raise IclawError(f"--max-turns: must be at least 1, got {max_turns}")
+    registry.resolve(model)  # an unknown model: one line, before torch loads
+    err = Console(stderr=True, highlight=False)
+    sandbox = Sandbox(workspace=True, net=net)
+    if sandbox.level != "bwrap":
+        err.print(
+            f"[bold yellow]warning:[/] no bwrap sandbox ({sandbox.reason}): commands run with rlimits "
+            "only and can touch your files"
+        )
+    if yes:
+        approve = Confirm(err, auto=True)
+    elif stdin_is_tty():
+        from prompt_toolkit.output import create_output
+
+        approve = Confirm(err, output=create_output(stdout=sys.stderr))  # keep stdout for the result
+    else:
+        err.print(
+            "[yellow]stdin is not a terminal, so nobody can confirm model commands: each one is "
+            "declined (pass --yes to run them, still inside the sandbox)[/]"
+        )
+
+        def approve(ep, action):  # noqa: ARG001 — the loop's approve signature
+            return None
+
+    with Store(db) as store:
+        policy = load_policy(model)
+        from iclaw.agent.episode import EpisodeConfig
+
+        cfg = EpisodeConfig(max_turns=max_turns, temperature=temperature)
+        fixer = Fixer(policy, sandbox, store, cfg, Path(cwd or os.getcwd()), source="fix", model_name=model)
+        view = Transcript(err, policy.label)
+        res = fixer.run(
+            kind,
+            code,
+            approve=approve,
+            on_event=view.on_event,
+            on_first=lambda r: view.on_first(kind, code, r),
+        )
+        view.summary(res)
+    if as_json:
+        print(json.dumps(res.to_json(), ensure_ascii=False))
+    elif res.fixed:
+        print(res.command)
+    if res.cancelled:
+        return 130
+    return 0 if res.fixed else 1

@@ -1,7 +1,75 @@
-"""Placeholder: commands for this area are registered here."""
+"""`iclaw chat` (the interactive agent) and `iclaw fix "CMD"` (one command, fixed non-interactively).
+
+Only typer + stdlib at module level: torch, rich and prompt-toolkit load inside the commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
+DB_HELP = "Trajectory database (default ./trajectories.db)."
+MODEL_HELP = "Registered model name (see `iclaw models list`) or a checkpoint path."
+
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.command(
+        "chat",
+        help="Interactive agent: type a broken command (or paste a Python snippet); it runs in the sandbox "
+        "in your current directory and the model fixes it, asking before each command. /help inside.",
+    )(chat)
+    app.command(
+        "fix",
+        help="Run one command, let the model fix it if it fails, verify the fix by its run, print the fixed "
+        "command. Exit 0 when the final command exited 0. Example: iclaw fix 'ehco hi' --yes",
+    )(fix)
+
+
+def chat(
+    model: str = typer.Option("demo", "--model", "-m", help=MODEL_HELP),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
+    ),
+    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
+    net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
+    max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) per fix attempt."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (0 = greedy)."),
+) -> None:
+    from iclaw.agent.chat import Chat
+    from iclaw.errors import IclawError
+
+    if max_turns < 1:
+        raise IclawError(f"--max-turns: must be at least 1, got {max_turns}")
+    Chat(model, db=db, net=net, yes=yes, max_turns=max_turns, temperature=temperature).run()
+
+
+def fix(
+    command: str = typer.Argument(..., help="The broken command (multi-line text or --python: Python code)."),
+    model: str = typer.Option("demo", "--model", "-m", help=MODEL_HELP),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help='Print {"fixed", "command", "exit_code", "episode", "changed"} on stdout.'
+    ),
+    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
+    max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) for the fix."),
+    net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
+    python: bool = typer.Option(False, "--python", help="COMMAND is Python code."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (0 = greedy)."),
+) -> None:
+    from iclaw.agent.fix import fix_main
+
+    raise typer.Exit(
+        fix_main(
+            command,
+            model=model,
+            yes=yes,
+            as_json=as_json,
+            db=db,
+            max_turns=max_turns,
+            net=net,
+            python=python,
+            temperature=temperature,
+        )
+    )

@@ -1,7 +1,91 @@
-"""Placeholder: `iclaw distill` is registered here."""
+"""`iclaw distill`: on-policy distillation of a teacher policy into a student. Flags here, work in
+iclaw/train/distill.py. Only typer + stdlib at module level (torch is imported inside the command)."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.command(
+        "distill",
+        help="On-policy distillation: the student fixes tasks with real tools, the teacher grades every token it "
+        "wrote (reverse KL), optionally mixed with the verifier's reward.",
+    )(distill)
+
+
+def distill(
+    teacher: str = typer.Option(..., "--teacher", help="Teacher: registry name or checkpoint path (frozen)."),
+    student: str = typer.Option(..., "--student", help="Starting student: registry name or checkpoint path."),
+    out: str | None = typer.Option(
+        None, "--out", help="Registry name to publish under (default: STUDENT-distill).", show_default=False
+    ),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", help="JSONL task file (generated, mined or hand-written)."
+    ),
+    from_db: bool = typer.Option(False, "--from-db", help="Also mine tasks from the trajectory store."),
+    steps: int = typer.Option(50, "--steps"),
+    reward_weight: float = typer.Option(
+        0.0, "--reward-weight", help="W: add W x the verifier's GRPO advantage (0 = pure distillation)."
+    ),
+    kl: str = typer.Option(
+        "sampled", "--kl", help="sampled (log p_s - log p_t at the drawn token) | full (whole-vocabulary KL)."
+    ),
+    group_size: int = typer.Option(4, "--group-size", help="Student episodes per task (G)."),
+    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
+    lr: float = typer.Option(1e-4, "--lr"),
+    temperature: float = typer.Option(1.0, "--temperature", help="Student sampling temperature."),
+    max_turns: int = typer.Option(2, "--max-turns"),
+    max_new_tokens: int = typer.Option(48, "--max-new-tokens", help="Per policy turn."),
+    ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
+    save_every: int = typer.Option(10, "--save-every"),
+    minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
+    seed: int = typer.Option(0, "--seed"),
+    device: str | None = typer.Option(None, "--device", help="Student device: cuda, mps or cpu."),
+    teacher_device: str | None = typer.Option(
+        None, "--teacher-device", help="Teacher device (default: the student's)."
+    ),
+    teacher_dtype: str = typer.Option(
+        "auto", "--teacher-dtype", help="auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16."
+    ),
+    db: Path | None = typer.Option(
+        None, "--db", envvar="ICLAW_DB", help="Trajectory database (default ./trajectories.db)."
+    ),
+    unsafe_no_sandbox: bool = typer.Option(
+        False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
+    ),
+) -> None:
+    from iclaw.train.distill import DistillConfig, run_distill
+
+    cfg = DistillConfig(
+        teacher=teacher,
+        student=student,
+        out=out or f"{Path(student).name}-distill",
+        steps=steps,
+        kl=kl,
+        reward_weight=reward_weight,
+        group_size=group_size,
+        tasks_per_step=tasks_per_step,
+        lr=lr,
+        temperature=temperature,
+        max_turns=max_turns,
+        max_new_tokens=max_new_tokens,
+        ppo_epochs=ppo_epochs,
+        save_every=save_every,
+        minutes=minutes,
+        seed=seed,
+        teacher_device=teacher_device,
+        teacher_dtype=teacher_dtype,
+    )
+    run_distill(
+        cfg,
+        tasks_file=tasks,
+        from_db=from_db,
+        db=db,
+        resume=resume,
+        device=device,
+        allow_unsafe=unsafe_no_sandbox,
+    )

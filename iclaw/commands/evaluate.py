@@ -9,29 +9,48 @@ from pathlib import Path
 import typer
 
 DB = typer.Option(None, "--db", envvar="ICLAW_DB", help="Trajectory database (default ./trajectories.db).")
-UNSAFE = typer.Option(False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous).")
+UNSAFE = typer.Option(
+    False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
+)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval", help="Run the agent on tasks and report pass@1 / pass@k overall and per family.")(eval_cmd)
-    app.command("demo", help="The end-to-end demo: tiny policy from scratch → SFT → eval → GRPO (β=0.04) → eval, "
-                "with an equal-time SFT control. Registers demo-sft and demo.")(demo_cmd)
+    app.command("eval", help="Run the agent on tasks and report pass@1 / pass@k overall and per family.")(
+        eval_cmd
+    )
+    app.command(
+        "demo",
+        help="The end-to-end demo: tiny policy from scratch → SFT → eval → GRPO (β=0.04) → eval, "
+        "with an equal-time SFT control. Registers demo-sft and demo.",
+    )(demo_cmd)
     from iclaw.commands.arch import bench_app
 
-    bench_app.command("sample", help="Sampler throughput (tokens/s) on a model, batched with the KV cache.")(bench_sample)
+    bench_app.command("sample", help="Sampler throughput (tokens/s) on a model, batched with the KV cache.")(
+        bench_sample
+    )
 
 
 def eval_cmd(
     model: str | None = typer.Option(None, "--model", help="Registry name or checkpoint path."),
     tasks: Path | None = typer.Option(None, "--tasks", help="Any JSONL task file."),
-    split: str = typer.Option("heldout", "--split", help="Generate tasks of this split when --tasks is not given."),
+    split: str = typer.Option(
+        "heldout", "--split", help="Generate tasks of this split when --tasks is not given."
+    ),
     n: int = typer.Option(60, "--n", help="How many tasks to generate when --tasks is not given."),
     family: list[str] | None = typer.Option(None, "--family", help="Only these families (repeatable)."),
-    k: int = typer.Option(1, "-k", help="pass@k; samples k episodes per task (temperature must then be > 0)."),
-    temperature: float | None = typer.Option(None, "--temperature", help="Default: 0 (greedy) for k=1, 0.8 otherwise."),
+    k: int = typer.Option(
+        1, "-k", help="pass@k; samples k episodes per task (temperature must then be > 0)."
+    ),
+    temperature: float | None = typer.Option(
+        None, "--temperature", help="Default: 0 (greedy) for k=1, 0.8 otherwise."
+    ),
     max_turns: int = typer.Option(2, "--max-turns"),
-    oracle: bool = typer.Option(False, "--oracle", help="Submit each task's reference (verifier sanity check)."),
-    broken: bool = typer.Option(False, "--broken", help="Submit each task's broken command (should score 0)."),
+    oracle: bool = typer.Option(
+        False, "--oracle", help="Submit each task's reference (verifier sanity check)."
+    ),
+    broken: bool = typer.Option(
+        False, "--broken", help="Submit each task's broken command (should score 0)."
+    ),
     seed: int = typer.Option(0, "--seed"),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report."),
     device: str | None = typer.Option(None, "--device"),
@@ -59,8 +78,11 @@ def eval_cmd(
         from iclaw.model import registry
 
         registry.resolve(model)
-    task_list = load_tasks(tasks) if tasks is not None else generate(n, split=split, seed=seed, families=family,
-                                                                        sandbox=sandbox)
+    task_list = (
+        load_tasks(tasks)
+        if tasks is not None
+        else generate(n, split=split, seed=seed, families=family, sandbox=sandbox)
+    )
     if family and tasks is not None:
         task_list = [t for t in task_list if t.family in family]
     if not task_list:
@@ -81,26 +103,41 @@ def eval_cmd(
 
             policy = Policy.load(model, device=device)
             with Store(db) as store:
-                report = evaluate(policy, task_list, sandbox=sandbox, verifier=verifier, k=k, seed=seed, store=store,
-                                  cfg=EpisodeConfig(max_turns=max_turns, temperature=temp),
-                                  progress=lambda m: progress(m))
+                report = evaluate(
+                    policy,
+                    task_list,
+                    sandbox=sandbox,
+                    verifier=verifier,
+                    k=k,
+                    seed=seed,
+                    store=store,
+                    cfg=EpisodeConfig(max_turns=max_turns, temperature=temp),
+                    progress=lambda m: progress(m),
+                )
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
         return
     from rich.table import Table
 
-    t = Table(title=f"{'oracle' if oracle else 'broken' if broken else model}: {report.tasks} tasks", header_style="bold")
+    t = Table(
+        title=f"{'oracle' if oracle else 'broken' if broken else model}: {report.tasks} tasks",
+        header_style="bold",
+    )
     for c in ("family", "tasks", "pass@1", f"pass@{k}"):
         t.add_column(c, justify="right" if c != "family" else "left")
     for f, r in report.by_family.items():
         t.add_row(f, str(r["tasks"]), f"{r['pass_at_1']:.3f}", f"{r['pass_at_k']:.3f}")
-    t.add_row("[bold]overall[/]", str(report.tasks), f"[bold]{report.pass_at_1:.3f}[/]", f"{report.pass_at_k:.3f}")
+    t.add_row(
+        "[bold]overall[/]", str(report.tasks), f"[bold]{report.pass_at_1:.3f}[/]", f"{report.pass_at_k:.3f}"
+    )
     console.print(t)
 
 
 def demo_cmd(
     sft_minutes: float = typer.Option(4.0, "--sft-minutes", help="SFT wall-clock budget."),
-    grpo_minutes: float = typer.Option(5.0, "--grpo-minutes", help="GRPO wall-clock budget (the control gets the same)."),
+    grpo_minutes: float = typer.Option(
+        5.0, "--grpo-minutes", help="GRPO wall-clock budget (the control gets the same)."
+    ),
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
     train_per_family: int = typer.Option(60, "--train-per-family"),
     heldout_per_family: int = typer.Option(12, "--heldout-per-family"),
@@ -113,19 +150,33 @@ def demo_cmd(
 ) -> None:
     from iclaw.train.demo import DemoConfig, run_demo
 
-    cfg = DemoConfig(sft_minutes=sft_minutes, grpo_minutes=grpo_minutes, control=control, max_turns=max_turns,
-                     train_per_family=train_per_family, heldout_per_family=heldout_per_family, beta=beta, seed=seed,
-                     out_dir=str(out))
+    cfg = DemoConfig(
+        sft_minutes=sft_minutes,
+        grpo_minutes=grpo_minutes,
+        control=control,
+        max_turns=max_turns,
+        train_per_family=train_per_family,
+        heldout_per_family=heldout_per_family,
+        beta=beta,
+        seed=seed,
+        out_dir=str(out),
+    )
     run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox)
 
 
 def bench_sample(
-    model: str | None = typer.Option(None, "--model", help="Registry name or path (default: random --config weights)."),
-    config: str = typer.Option("tiny", "--config", help="Preset for random weights when --model is not given."),
+    model: str | None = typer.Option(
+        None, "--model", help="Registry name or path (default: random --config weights)."
+    ),
+    config: str = typer.Option(
+        "tiny", "--config", help="Preset for random weights when --model is not given."
+    ),
     batch: int = typer.Option(8, "--batch"),
     prompt_len: int = typer.Option(64, "--prompt-len"),
     new_tokens: int = typer.Option(64, "--new-tokens"),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 where supported, as the agent samples) | fp32."),
+    dtype: str = typer.Option(
+        "auto", "--dtype", help="auto (bf16 where supported, as the agent samples) | fp32."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     import time
@@ -146,10 +197,20 @@ def bench_sample(
     s = policy.sample(prompts, new_tokens, temperature=1.0, seed=0)
     dt = time.perf_counter() - t0
     n = sum(len(t) for t in s.tokens)
-    res = {"tokens_per_s": n / dt, "tokens": n, "seconds": dt, "batch": batch, "prompt_len": prompt_len,
-           "new_tokens": new_tokens, "dtype": str(policy.sample_dtype).replace("torch.", ""),
-           "device": str(policy.device), "threads": torch.get_num_threads()}
+    res = {
+        "tokens_per_s": n / dt,
+        "tokens": n,
+        "seconds": dt,
+        "batch": batch,
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "dtype": str(policy.sample_dtype).replace("torch.", ""),
+        "device": str(policy.device),
+        "threads": torch.get_num_threads(),
+    }
     if as_json:
         sys.stdout.write(json.dumps(res) + "\n")
     else:
-        print(f"{res['tokens_per_s']:.1f} tokens/s ({n} tokens in {dt:.2f}s, batch {batch}, {res['dtype']}, {res['device']})")
+        print(
+            f"{res['tokens_per_s']:.1f} tokens/s ({n} tokens in {dt:.2f}s, batch {batch}, {res['dtype']}, {res['device']})"
+        )

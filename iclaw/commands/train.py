@@ -6,12 +6,15 @@ from pathlib import Path
 
 import typer
 
-train_app = typer.Typer(help="Train the policy: SFT warm-up on demonstrations, GRPO on verified rewards.",
-                        no_args_is_help=True)
+train_app = typer.Typer(
+    help="Train the policy: SFT warm-up on demonstrations, GRPO on verified rewards.", no_args_is_help=True
+)
 ablate_app = typer.Typer(help="Controlled comparisons from the same start and seeds.", no_args_is_help=True)
 
 DB = typer.Option(None, "--db", envvar="ICLAW_DB", help="Trajectory database (default ./trajectories.db).")
-UNSAFE = typer.Option(False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous).")
+UNSAFE = typer.Option(
+    False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -22,14 +25,24 @@ def register(app: typer.Typer) -> None:
     runs_app.command("plot", help="Plot metrics of one or more runs (reward, KL, ...) to a PNG.")(runs_plot)
 
 
-@train_app.command("sft", help="Supervised warm-up on reference fixes in the agent protocol (policy tokens only).")
+@train_app.command(
+    "sft", help="Supervised warm-up on reference fixes in the agent protocol (policy tokens only)."
+)
 def sft_cmd(
-    tasks: Path = typer.Option(..., "--tasks", help="JSONL task file; tasks with a `reference` become demonstrations."),
+    tasks: Path = typer.Option(
+        ..., "--tasks", help="JSONL task file; tasks with a `reference` become demonstrations."
+    ),
     out: str = typer.Option(..., "--out", help="Registry name to publish the trained model under."),
-    init: str | None = typer.Option(None, "--init", help="Start from a fresh model of this preset (tiny, 124m, ...)."),
-    model: str | None = typer.Option(None, "--model", help="Start from this registry name or checkpoint path."),
+    init: str | None = typer.Option(
+        None, "--init", help="Start from a fresh model of this preset (tiny, 124m, ...)."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="Start from this registry name or checkpoint path."
+    ),
     steps: int = typer.Option(400, "--steps", help="Optimizer steps (ignored with --minutes)."),
-    minutes: float | None = typer.Option(None, "--minutes", help="Train for this wall-clock time instead of --steps."),
+    minutes: float | None = typer.Option(
+        None, "--minutes", help="Train for this wall-clock time instead of --steps."
+    ),
     lr: float = typer.Option(1e-3, "--lr"),
     batch_size: int = typer.Option(32, "--batch-size", help="Sequences per step."),
     seed: int = typer.Option(0, "--seed"),
@@ -38,23 +51,44 @@ def sft_cmd(
 ) -> None:
     from iclaw.train.runs import run_sft
 
-    run_sft(tasks_file=tasks, out=out, init=init, model=model, steps=steps, minutes=minutes, lr=lr,
-            batch_size=batch_size, seed=seed, device=device, allow_unsafe=unsafe_no_sandbox)
+    run_sft(
+        tasks_file=tasks,
+        out=out,
+        init=init,
+        model=model,
+        steps=steps,
+        minutes=minutes,
+        lr=lr,
+        batch_size=batch_size,
+        seed=seed,
+        device=device,
+        allow_unsafe=unsafe_no_sandbox,
+    )
 
 
-@train_app.command("grpo", help="GRPO with an explicit KL-to-reference term, on verified rewards from real tools.")
+@train_app.command(
+    "grpo", help="GRPO with an explicit KL-to-reference term, on verified rewards from real tools."
+)
 def grpo_cmd(
-    model: str = typer.Option("demo-sft", "--model", help="Starting policy (registry name or path); also the KL reference."),
+    model: str = typer.Option(
+        "demo-sft", "--model", help="Starting policy (registry name or path); also the KL reference."
+    ),
     out: str = typer.Option("grpo", "--out", help="Registry name to publish checkpoints under."),
-    tasks: Path | None = typer.Option(None, "--tasks", help="JSONL task file (generated, mined or hand-written)."),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", help="JSONL task file (generated, mined or hand-written)."
+    ),
     from_db: bool = typer.Option(False, "--from-db", help="Also mine tasks from the trajectory store."),
     beta: float = typer.Option(0.04, "--beta", help="KL coefficient (0 = no reference model)."),
     eps: float = typer.Option(0.2, "--eps", help="PPO clip range."),
-    eps_high: float | None = typer.Option(None, "--eps-high", help="Upper clip (DAPO clip-higher); default = --eps."),
+    eps_high: float | None = typer.Option(
+        None, "--eps-high", help="Upper clip (DAPO clip-higher); default = --eps."
+    ),
     kl_estimator: str = typer.Option("k3", "--kl-estimator", help="k1 | k2 | k3."),
     loss_agg: str = typer.Option("token-mean", "--loss-agg", help="token-mean | seq-mean | dr-grpo."),
     scale_rewards: str = typer.Option("group", "--scale-rewards", help="group (divide by group std) | none."),
-    filter_zero_variance: bool = typer.Option(False, "--filter-zero-variance", help="Drop groups whose rewards are all equal."),
+    filter_zero_variance: bool = typer.Option(
+        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal."
+    ),
     group_size: int = typer.Option(8, "--group-size", help="Episodes per task (G)."),
     tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
     steps: int = typer.Option(50, "--steps"),
@@ -75,15 +109,43 @@ def grpo_cmd(
     from iclaw.train.runs import run_grpo
     from iclaw.train.trainer import GRPOConfig
 
-    cfg = GRPOConfig(model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr,
-                     beta=beta, eps=eps, eps_high=eps_high, kl_estimator=kl_estimator, loss_agg=loss_agg,
-                     scale_rewards=scale_rewards, filter_zero_variance=filter_zero_variance, ppo_epochs=ppo_epochs,
-                     temperature=temperature, max_turns=max_turns, max_new_tokens=max_new_tokens,
-                     save_every=save_every, kl_max=kl_max, seed=seed, minutes=minutes)
-    run_grpo(cfg, tasks_file=tasks, from_db=from_db, db=db, resume=resume, device=device, allow_unsafe=unsafe_no_sandbox)
+    cfg = GRPOConfig(
+        model=model,
+        out=out,
+        steps=steps,
+        group_size=group_size,
+        tasks_per_step=tasks_per_step,
+        lr=lr,
+        beta=beta,
+        eps=eps,
+        eps_high=eps_high,
+        kl_estimator=kl_estimator,
+        loss_agg=loss_agg,
+        scale_rewards=scale_rewards,
+        filter_zero_variance=filter_zero_variance,
+        ppo_epochs=ppo_epochs,
+        temperature=temperature,
+        max_turns=max_turns,
+        max_new_tokens=max_new_tokens,
+        save_every=save_every,
+        kl_max=kl_max,
+        seed=seed,
+        minutes=minutes,
+    )
+    run_grpo(
+        cfg,
+        tasks_file=tasks,
+        from_db=from_db,
+        db=db,
+        resume=resume,
+        device=device,
+        allow_unsafe=unsafe_no_sandbox,
+    )
 
 
-@ablate_app.command("beta", help="GRPO from the same start and seeds for each β; table + PNG of reward and KL.")
+@ablate_app.command(
+    "beta", help="GRPO from the same start and seeds for each β; table + PNG of reward and KL."
+)
 def ablate_beta(
     betas: str = typer.Option("0,0.04", "--betas", help="Comma-separated β values."),
     model: str = typer.Option("demo-sft", "--model"),
@@ -106,15 +168,29 @@ def ablate_beta(
         values = [float(b) for b in betas.split(",") if b.strip()]
     except ValueError as e:
         raise IclawError(f"--betas: {betas!r} is not a comma-separated list of numbers") from e
-    run_ablate_beta(values, model=model, tasks_file=tasks, heldout_file=heldout, steps=steps, lr=lr,
-                    group_size=group_size, tasks_per_step=tasks_per_step, max_turns=max_turns, seed=seed, out=out,
-                    db=db, allow_unsafe=unsafe_no_sandbox)
+    run_ablate_beta(
+        values,
+        model=model,
+        tasks_file=tasks,
+        heldout_file=heldout,
+        steps=steps,
+        lr=lr,
+        group_size=group_size,
+        tasks_per_step=tasks_per_step,
+        max_turns=max_turns,
+        seed=seed,
+        out=out,
+        db=db,
+        allow_unsafe=unsafe_no_sandbox,
+    )
 
 
 def runs_plot(
     runs: list[str] = typer.Argument(..., help="Run ids (see `iclaw runs list`)."),
     out: Path = typer.Option(Path("runs.png"), "--out", help="PNG file to write."),
-    metrics: str = typer.Option("reward_mean,kl", "--metrics", help="Comma-separated metric names, one panel each."),
+    metrics: str = typer.Option(
+        "reward_mean,kl", "--metrics", help="Comma-separated metric names, one panel each."
+    ),
     db: Path | None = DB,
 ) -> None:
     from iclaw.train.runs import plot_runs

@@ -83,8 +83,12 @@ def run(
     val = open_split(data, "val")
     need = sample_batch * sample_prompt
     if len(val) < need:
-        raise IclawError(f"{data}/val.bin: too small for {sample_batch} sampling prompts of {sample_prompt} tokens")
-    prompts = [val[i * sample_prompt : (i + 1) * sample_prompt].astype(int).tolist() for i in range(sample_batch)]
+        raise IclawError(
+            f"{data}/val.bin: too small for {sample_batch} sampling prompts of {sample_prompt} tokens"
+        )
+    prompts = [
+        val[i * sample_prompt : (i + 1) * sample_prompt].astype(int).tolist() for i in range(sample_batch)
+    ]
     result = {
         "config": config,
         "tokens": tokens,
@@ -116,7 +120,9 @@ def run(
             "sample_tokens_per_s": sample_speed(model, prompts, sample_new),
             "kv_bytes_per_token": model.new_cache(1, model.config.block_size).bytes_per_token(),
             # 1.0 = perfectly balanced experts; max load / mean load over experts, worst layer
-            "moe_max_over_mean_load": (load.max(-1).values * load.size(-1)).max().item() if load is not None else None,
+            "moe_max_over_mean_load": (load.max(-1).values * load.size(-1)).max().item()
+            if load is not None
+            else None,
             "history": s["history"],
         }
         result["variants"][name] = r
@@ -159,7 +165,10 @@ def plot(result: dict, path: Path) -> None:
     for n, r in zip(names, rs):
         h = r["history"]
         k = max(1, len(h) // 20)  # moving average over ~5% of the run
-        loss = [sum(x[2] for x in h[max(0, i - k + 1) : i + 1]) / len(h[max(0, i - k + 1) : i + 1]) for i in range(len(h))]
+        loss = [
+            sum(x[2] for x in h[max(0, i - k + 1) : i + 1]) / len(h[max(0, i - k + 1) : i + 1])
+            for i in range(len(h))
+        ]
         ax[0, 0].plot([x[1] for x in h], loss, label=n)
     ax[0, 0].set(title="train loss (moving average)", xlabel="tokens", ylabel="loss")
     ax[0, 0].legend()

@@ -87,8 +87,14 @@ def check_resume_compatible(model, trainer_state: dict | None, where: str) -> No
         raise IclawError(f"{where}: no trainer state to resume from (was it written by `iclaw train`?)")
     saved = trainer_state.get("model_config")
     if saved is not None and saved != model.config.to_dict():
-        diff = sorted(k for k in set(saved) | set(model.config.to_dict()) if saved.get(k) != model.config.to_dict().get(k))
-        raise IclawError(f"{where}: checkpoint architecture differs from the model being trained ({', '.join(diff)})")
+        diff = sorted(
+            k
+            for k in set(saved) | set(model.config.to_dict())
+            if saved.get(k) != model.config.to_dict().get(k)
+        )
+        raise IclawError(
+            f"{where}: checkpoint architecture differs from the model being trained ({', '.join(diff)})"
+        )
 
 
 # --------------------------------------------------------------------------------------------- metrics
@@ -123,20 +129,34 @@ def new_run_id(kind: str) -> str:
 @contextmanager
 def live_progress(total: int, description: str, enabled: bool = True):
     """A rich progress bar whose `fields` line shows the latest metrics; yields update(step, metrics)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     if not enabled:
         yield lambda advance=1, **kw: None
         return
     prog = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TimeRemainingColumn(), TextColumn("{task.fields[info]}"), transient=False,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[info]}"),
+        transient=False,
     )
     with prog:
         tid = prog.add_task(description, total=total, info="")
 
         def update(advance: int = 1, completed: int | None = None, **metrics) -> None:
-            info = "  ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items())
+            info = "  ".join(
+                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items()
+            )
             if completed is not None:
                 prog.update(tid, completed=completed, info=info)
             else:

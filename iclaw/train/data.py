@@ -184,7 +184,9 @@ class Batches:
     can save, so a resumed run sees exactly the batches it would have seen. Each step the ranks take
     adjacent slices of world * B * T tokens; at the end of the file it wraps around (a new epoch)."""
 
-    def __init__(self, tokens: np.ndarray, batch: int, seq: int, rank: int = 0, world: int = 1, position: int = 0):
+    def __init__(
+        self, tokens: np.ndarray, batch: int, seq: int, rank: int = 0, world: int = 1, position: int = 0
+    ):
         if len(tokens) < batch * seq + 1:
             raise IclawError(f"a batch needs {batch * seq + 1} tokens but the data holds only {len(tokens)}; "
                              "use a smaller --batch/--seq or more data")  # fmt: skip

@@ -64,20 +64,34 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     verifier = Verifier(sandbox)
     dev = default_device()
     store = Store(db)
-    console.print(f"[bold]iclaw demo[/]  device {dev}  sandbox {sandbox.level}  store {store.path}  out {out}")
+    console.print(
+        f"[bold]iclaw demo[/]  device {dev}  sandbox {sandbox.level}  store {store.path}  out {out}"
+    )
 
     # 1. tasks --------------------------------------------------------------------------------------------
     fams = list(FAMILIES)
     with live_progress(len(fams) * (cfg.train_per_family + cfg.heldout_per_family), "tasks") as progress:
-        train = generate(cfg.train_per_family * len(fams), split="train", seed=cfg.seed, sandbox=sandbox,
-                         progress=lambda n=1: progress(n))
-        heldout = generate(cfg.heldout_per_family * len(fams), split="heldout", seed=cfg.seed, sandbox=sandbox,
-                           progress=lambda n=1: progress(n))
+        train = generate(
+            cfg.train_per_family * len(fams),
+            split="train",
+            seed=cfg.seed,
+            sandbox=sandbox,
+            progress=lambda n=1: progress(n),
+        )
+        heldout = generate(
+            cfg.heldout_per_family * len(fams),
+            split="heldout",
+            seed=cfg.seed,
+            sandbox=sandbox,
+            progress=lambda n=1: progress(n),
+        )
     save_tasks(train, out / "train.jsonl")
     save_tasks(heldout, out / "heldout.jsonl")
     hard = sorted({t.family for t in train if t.multi_turn or t.reference is None})
-    console.print(f"{len(train)} train / {len(heldout)} held-out tasks in {len(fams)} families; "
-                  f"multi-turn or outcome-only: {', '.join(hard)}")
+    console.print(
+        f"{len(train)} train / {len(heldout)} held-out tasks in {len(fams)} families; "
+        f"multi-turn or outcome-only: {', '.join(hard)}"
+    )
 
     # 2. SFT on the single-turn demonstrations that exist ---------------------------------------------------
     single = [t for t in train if t.reference and not t.multi_turn]
@@ -87,8 +101,10 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     sft_cfg = SFTConfig(lr=cfg.sft_lr, steps=None, minutes=cfg.sft_minutes, seed=cfg.seed)
     run_id = new_run_id("demo-sft")
     log = MetricsLog(run_id, store, out.parent)
-    console.print(f"SFT: {len(demos)} single-turn demonstrations, {cfg.sft_minutes:g} min, "
-                  f"{model.num_params() / 1e6:.1f}M params")
+    console.print(
+        f"SFT: {len(demos)} single-turn demonstrations, {cfg.sft_minutes:g} min, "
+        f"{model.num_params() / 1e6:.1f}M params"
+    )
     with live_progress(int(cfg.sft_minutes * 60), "SFT → demo-sft") as progress:
         sft_res = train_sft(model, demos, sft_cfg, device=dev, progress=progress, log=log.log)
     registry.publish("demo-sft", model, meta={"source": f"demo:{run_id}", "step": sft_res["steps"]})
@@ -98,17 +114,38 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     def held_out(name: str):
         pol = Policy.load(name, device=dev)
         with live_progress(len(heldout), f"eval {name}") as progress:
-            return evaluate(pol, heldout, sandbox=sandbox, verifier=verifier, cfg=ep_eval, store=store,
-                            progress=lambda n: progress(n))
+            return evaluate(
+                pol,
+                heldout,
+                sandbox=sandbox,
+                verifier=verifier,
+                cfg=ep_eval,
+                store=store,
+                progress=lambda n: progress(n),
+            )
 
     reports = {"demo-sft": held_out("demo-sft")}
     console.print(f"demo-sft held-out pass@1: {reports['demo-sft'].pass_at_1:.3f}")
 
     # 3. GRPO with the KL term ----------------------------------------------------------------------------
-    g = GRPOConfig(model="demo-sft", out="demo", steps=10_000, minutes=cfg.grpo_minutes, group_size=cfg.group_size,
-                   tasks_per_step=cfg.tasks_per_step, lr=cfg.grpo_lr, beta=cfg.beta, max_turns=cfg.max_turns,
-                   temperature=cfg.temperature, save_every=10, kl_max=cfg.kl_max, seed=cfg.seed)
-    grpo = train_grpo(g, train, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent))
+    g = GRPOConfig(
+        model="demo-sft",
+        out="demo",
+        steps=10_000,
+        minutes=cfg.grpo_minutes,
+        group_size=cfg.group_size,
+        tasks_per_step=cfg.tasks_per_step,
+        lr=cfg.grpo_lr,
+        beta=cfg.beta,
+        max_turns=cfg.max_turns,
+        temperature=cfg.temperature,
+        save_every=10,
+        kl_max=cfg.kl_max,
+        seed=cfg.seed,
+    )
+    grpo = train_grpo(
+        g, train, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent)
+    )
     reports["demo (GRPO)"] = held_out("demo")
 
     # 4. the equal-time SFT control -----------------------------------------------------------------------
@@ -117,15 +154,18 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         all_demos = demonstrations(train, sandbox)  # every reference, multi-turn families' included
         ctl, _ = registry.load("demo-sft", device=dev)
         grpo_seconds = grpo["seconds"]
-        c_cfg = SFTConfig(lr=cfg.sft_lr * 0.3, warmup=0, steps=None, minutes=grpo_seconds / 60, seed=cfg.seed + 1)
+        c_cfg = SFTConfig(
+            lr=cfg.sft_lr * 0.3, warmup=0, steps=None, minutes=grpo_seconds / 60, seed=cfg.seed + 1
+        )
         with live_progress(int(grpo_seconds), "SFT control → demo-sft-control") as progress:
             control_res = train_sft(ctl, all_demos, c_cfg, device=dev, progress=progress)
-        registry.publish("demo-sft-control", ctl, meta={"source": "demo:control", "step": control_res["steps"]})
+        registry.publish(
+            "demo-sft-control", ctl, meta={"source": "demo:control", "step": control_res["steps"]}
+        )
         reports["SFT control"] = held_out("demo-sft-control")
 
     # 5. report --------------------------------------------------------------------------------------------
-    console.print(report_table("held-out pass@1 (%) by family, greedy, max_turns "
-                               f"{cfg.max_turns}", reports))
+    console.print(report_table(f"held-out pass@1 (%) by family, greedy, max_turns {cfg.max_turns}", reports))
     base, after = reports["demo-sft"], reports["demo (GRPO)"]
 
     def hard_mean(r) -> float:
@@ -133,14 +173,17 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         return sum(vals) / max(1, len(vals))
 
     summary = {
-        "config": asdict(cfg), "seconds": time.time() - t_start, "families_hard": hard,
+        "config": asdict(cfg),
+        "seconds": time.time() - t_start,
+        "families_hard": hard,
         "pass_at_1": {k: r.pass_at_1 for k, r in reports.items()},
         "hard_pass_at_1": {k: hard_mean(r) for k, r in reports.items()},
         "delta_overall_points": 100 * (after.pass_at_1 - base.pass_at_1),
         "delta_hard_points": 100 * (hard_mean(after) - hard_mean(base)),
         "grpo": {k: v for k, v in grpo.items() if k != "history"},
         "grpo_max_kl": max((h["kl"] for h in grpo["history"]), default=0.0),
-        "sft": sft_res, "control": control_res,
+        "sft": sft_res,
+        "control": control_res,
         "reports": {k: r.to_dict() for k, r in reports.items()},
     }
     write_json(out / "summary.json", summary)

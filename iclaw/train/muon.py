@@ -75,7 +75,9 @@ class Muon(torch.optim.Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             if group["muon"] and any(p.dim() != 2 for p in group["params"]):
-                raise ValueError("Muon groups may only hold 2-D matrices; put other parameters in muon=False groups")
+                raise ValueError(
+                    "Muon groups may only hold 2-D matrices; put other parameters in muon=False groups"
+                )
 
     @torch.no_grad()
     def step(self, closure=None):

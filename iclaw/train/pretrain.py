@@ -161,7 +161,9 @@ def _build_or_resume(cfg: PretrainConfig, device: torch.device):
         mc = model.config
         for key in ("pos", "attn", "mlp"):  # the architecture comes from the checkpoint; a flag must agree
             if getattr(cfg, key) is not None and getattr(cfg, key) != getattr(mc, key):
-                raise IclawError(f"--{key} {getattr(cfg, key)}: the checkpoint being resumed has {key}={getattr(mc, key)}")
+                raise IclawError(
+                    f"--{key} {getattr(cfg, key)}: the checkpoint being resumed has {key}={getattr(mc, key)}"
+                )
         saved = state.get("config", {})
         for key in ("batch", "seq", "accum", "optimizer"):  # these change what "the same run" means
             if key in saved and saved[key] != getattr(cfg, key):
@@ -183,7 +185,9 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
     master = rank == 0
     train_data, val_data = open_split(cfg.data, "train"), open_split(cfg.data, "val")
     if len(val_data) < cfg.batch * cfg.seq + 1:
-        raise IclawError(f"{cfg.data}/val.bin: {len(val_data)} tokens, fewer than one batch ({cfg.batch}x{cfg.seq})")
+        raise IclawError(
+            f"{cfg.data}/val.bin: {len(val_data)} tokens, fewer than one batch ({cfg.batch}x{cfg.seq})"
+        )
     model, state, parent = _build_or_resume(cfg, device)
     if int(max(train_data[:100_000].max(), val_data[:100_000].max())) >= model.config.vocab_size:
         raise IclawError(f"{cfg.data}: token ids exceed the model's vocab size {model.config.vocab_size}")
@@ -200,7 +204,9 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
     else:
         torch.manual_seed(cfg.seed + rank)  # dropout masks differ per rank
     if step >= math.ceil(cfg.tokens / (cfg.batch * cfg.seq * cfg.accum * world)):
-        raise IclawError(f"--tokens {cfg.tokens}: the run has already trained {tokens_seen} tokens; ask for more")
+        raise IclawError(
+            f"--tokens {cfg.tokens}: the run has already trained {tokens_seen} tokens; ask for more"
+        )
     train_model = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -274,7 +280,9 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
             loss_sum = 0.0
             for micro in range(cfg.accum):
                 x, y = loader.next(device)
-                sync_now = world == 1 or micro == cfg.accum - 1  # DDP: all-reduce only on the last micro-batch
+                sync_now = (
+                    world == 1 or micro == cfg.accum - 1
+                )  # DDP: all-reduce only on the last micro-batch
                 ctx = train_model.no_sync() if not sync_now else nullcontext()
                 with ctx:
                     with autocast(device, cfg.amp):
@@ -324,5 +332,3 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
 
         dist.destroy_process_group()
     return model, summary
-
-

@@ -47,13 +47,15 @@ def collate_episodes(eps: list[Episode]) -> Batch:
     return collate([e.tokens for e in eps], [e.mask for e in eps], [e.logprobs for e in eps])
 
 
-def logprobs_and_entropy(model, idx: torch.Tensor, mask: torch.Tensor | None = None, with_entropy: bool = False):
+def logprobs_and_entropy(
+    model, idx: torch.Tensor, mask: torch.Tensor | None = None, with_entropy: bool = False
+):
     """log p(idx[:, t+1] | idx[:, :t+1]) as (B, T-1) float32, and optionally the entropy at each position.
 
     With `mask` (B, T-1), the 50k-wide head runs only where mask is 1 (policy tokens, typically a fifth of the
     sequence): for a small model the head is most of the compute. Other positions read 0."""
-    h = model.hidden(idx[:, :-1]) if hasattr(model, "hidden") else model.module.hidden(idx[:, :-1])
-    head = model.lm_head if hasattr(model, "lm_head") else model.module.lm_head
+    h = model.hidden(idx[:, :-1])
+    head = model.lm_head
     targets = idx[:, 1:]
     if mask is None:
         logp_all = F.log_softmax(head(h).float(), dim=-1)
@@ -69,6 +71,18 @@ def logprobs_and_entropy(model, idx: torch.Tensor, mask: torch.Tensor | None = N
         ent = torch.zeros(targets.shape, dtype=torch.float32, device=idx.device)
         ent = ent.masked_scatter(sel, -(logp_all.exp() * logp_all).sum(-1))
     return logp, ent
+
+
+class Scorer(torch.nn.Module):
+    """`logprobs_and_entropy` as a Module, so that torch's DistributedDataParallel can wrap it: DDP only
+    synchronises gradients of computations that went through its own forward."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, idx: torch.Tensor, mask: torch.Tensor | None = None):
+        return logprobs_and_entropy(self.model, idx, mask)[0]
 
 
 def rollout(

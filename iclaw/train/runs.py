@@ -22,9 +22,21 @@ def _store(db: Path | None):
     return Store(db)
 
 
-def run_sft(*, tasks_file: Path, out: str, init: str | None, model: str | None, steps: int, minutes: float | None,
-            lr: float, batch_size: int, seed: int, device: str | None, allow_unsafe: bool,
-            show_progress: bool = True) -> dict:
+def run_sft(
+    *,
+    tasks_file: Path,
+    out: str,
+    init: str | None,
+    model: str | None,
+    steps: int,
+    minutes: float | None,
+    lr: float,
+    batch_size: int,
+    seed: int,
+    device: str | None,
+    allow_unsafe: bool,
+    show_progress: bool = True,
+) -> dict:
     from iclaw.model import registry
     from iclaw.model.gpt import GPT, default_device, preset
     from iclaw.tasks import load_tasks
@@ -32,7 +44,9 @@ def run_sft(*, tasks_file: Path, out: str, init: str | None, model: str | None, 
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
     if (init is None) == (model is None):
-        raise IclawError("give exactly one of --init PRESET (fresh model) or --model NAME (continue training)")
+        raise IclawError(
+            "give exactly one of --init PRESET (fresh model) or --model NAME (continue training)"
+        )
     registry.check_name(out)
     tasks = load_tasks(tasks_file)
     sandbox = safe_sandbox(allow_unsafe)
@@ -46,20 +60,35 @@ def run_sft(*, tasks_file: Path, out: str, init: str | None, model: str | None, 
     else:
         net, meta = registry.load(model, device=dev)
         parent = meta.get("path")
-    cfg = SFTConfig(lr=lr, batch_size=batch_size, steps=None if minutes else steps, minutes=minutes, seed=seed)
+    cfg = SFTConfig(
+        lr=lr, batch_size=batch_size, steps=None if minutes else steps, minutes=minutes, seed=seed
+    )
     run_id = new_run_id("sft")
     log = MetricsLog(run_id, None, config={"tasks": str(tasks_file), "out": out, **cfg.__dict__})
     console.print(f"SFT on {len(examples)} demonstrations from {tasks_file} → {out}  (run {run_id})")
     total = int(minutes * 60) if minutes else steps
     with live_progress(total, f"SFT → {out}", enabled=show_progress) as progress:
         res = train_sft(net, examples, cfg, device=dev, progress=progress, log=log.log)
-    ckpt = registry.publish(out, net, meta={"source": f"sft:{run_id}", "step": res["steps"], "parent": parent})
-    console.print(f"published {out} → {ckpt}  ({res['steps']} steps, {res['seconds']:.0f}s, loss {res['loss']:.3f})")
+    ckpt = registry.publish(
+        out, net, meta={"source": f"sft:{run_id}", "step": res["steps"], "parent": parent}
+    )
+    console.print(
+        f"published {out} → {ckpt}  ({res['steps']} steps, {res['seconds']:.0f}s, loss {res['loss']:.3f})"
+    )
     return {**res, "checkpoint": ckpt, "run_id": run_id}
 
 
-def run_grpo(cfg, *, tasks_file: Path | None, from_db: bool, db: Path | None, resume: bool, device: str | None,
-             allow_unsafe: bool, show_progress: bool = True) -> dict:
+def run_grpo(
+    cfg,
+    *,
+    tasks_file: Path | None,
+    from_db: bool,
+    db: Path | None,
+    resume: bool,
+    device: str | None,
+    allow_unsafe: bool,
+    show_progress: bool = True,
+) -> dict:
     from iclaw.model import registry
     from iclaw.tasks import Verifier
     from iclaw.train.trainer import train_grpo
@@ -67,23 +96,54 @@ def run_grpo(cfg, *, tasks_file: Path | None, from_db: bool, db: Path | None, re
     registry.check_name(cfg.out)
     if cfg.group_size < 2:
         raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
-    if not resume:
+    if resume:  # a run that cannot be resumed fails here, before anything is written
+        from iclaw.model.checkpoint import load_trainer_state
+
+        if not registry.is_registered(cfg.out):
+            raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
+        state = load_trainer_state(registry.resolve(cfg.out))
+        if state is None or state.get("kind") != "grpo":
+            raise IclawError(f"--resume: {registry.resolve(cfg.out)} has no GRPO trainer state to resume from")
+    else:
         registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
     with _store(db) as store:
-        summary = train_grpo(cfg, tasks, sandbox=sandbox, verifier=Verifier(sandbox), store=store, resume=resume,
-                             device=device, show_progress=show_progress)
+        summary = train_grpo(
+            cfg,
+            tasks,
+            sandbox=sandbox,
+            verifier=Verifier(sandbox),
+            store=store,
+            resume=resume,
+            device=device,
+            show_progress=show_progress,
+        )
     if summary.get("stopped"):
         console.print(f"[yellow]stopped:[/] {summary['stopped']}")
-    console.print(f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
-                  f"latest checkpoint {cfg.out} → {summary['checkpoint']}")
+    console.print(
+        f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
+        f"latest checkpoint {cfg.out} → {summary['checkpoint']}"
+    )
     return summary
 
 
-def run_ablate_beta(betas: list[float], *, model: str, tasks_file: Path, heldout_file: Path, steps: int, lr: float,
-                    group_size: int, tasks_per_step: int, max_turns: int, seed: int, out: Path, db: Path | None,
-                    allow_unsafe: bool) -> list[dict]:
+def run_ablate_beta(
+    betas: list[float],
+    *,
+    model: str,
+    tasks_file: Path,
+    heldout_file: Path,
+    steps: int,
+    lr: float,
+    group_size: int,
+    tasks_per_step: int,
+    max_turns: int,
+    seed: int,
+    out: Path,
+    db: Path | None,
+    allow_unsafe: bool,
+) -> list[dict]:
     from iclaw.agent.episode import EpisodeConfig
     from iclaw.agent.evaluate import evaluate
     from iclaw.agent.policy import Policy
@@ -99,23 +159,52 @@ def run_ablate_beta(betas: list[float], *, model: str, tasks_file: Path, heldout
     with _store(db) as store:
         for beta in betas:
             name = f"ablate-beta-{beta:g}".replace(".", "p")
-            cfg = GRPOConfig(model=model, out=name, steps=steps, lr=lr, beta=beta, group_size=group_size,
-                             tasks_per_step=tasks_per_step, max_turns=max_turns, seed=seed, save_every=steps)
+            cfg = GRPOConfig(
+                model=model,
+                out=name,
+                steps=steps,
+                lr=lr,
+                beta=beta,
+                group_size=group_size,
+                tasks_per_step=tasks_per_step,
+                max_turns=max_turns,
+                seed=seed,
+                save_every=steps,
+            )
             s = train_grpo(cfg, tasks, sandbox=sandbox, verifier=verifier, store=store)
             pol = Policy.load(name)
-            rep = evaluate(pol, heldout, sandbox=sandbox, verifier=verifier,
-                           cfg=EpisodeConfig(max_turns=max_turns, temperature=0.0), store=store)
+            rep = evaluate(
+                pol,
+                heldout,
+                sandbox=sandbox,
+                verifier=verifier,
+                cfg=EpisodeConfig(max_turns=max_turns, temperature=0.0),
+                store=store,
+            )
             hist = s["history"]
-            rows.append({"beta": beta, "run_id": s["run_id"], "heldout_pass_at_1": rep.pass_at_1,
-                         "mean_kl": sum(h["kl"] for h in hist) / max(1, len(hist)),
-                         "final_kl": hist[-1]["kl"] if hist else 0.0,
-                         "mean_reward": sum(h["reward_mean"] for h in hist) / max(1, len(hist)), "history": hist})
+            rows.append(
+                {
+                    "beta": beta,
+                    "run_id": s["run_id"],
+                    "heldout_pass_at_1": rep.pass_at_1,
+                    "mean_kl": sum(h["kl"] for h in hist) / max(1, len(hist)),
+                    "final_kl": hist[-1]["kl"] if hist else 0.0,
+                    "mean_reward": sum(h["reward_mean"] for h in hist) / max(1, len(hist)),
+                    "history": hist,
+                }
+            )
     table = Table(title="β ablation (same start, same seeds)", header_style="bold")
     for c in ("β", "held-out pass@1", "mean KL", "final KL", "mean reward", "run"):
         table.add_column(c, justify="right")
     for r in rows:
-        table.add_row(f"{r['beta']:g}", f"{r['heldout_pass_at_1']:.3f}", f"{r['mean_kl']:.4f}", f"{r['final_kl']:.4f}",
-                      f"{r['mean_reward']:.3f}", r["run_id"])
+        table.add_row(
+            f"{r['beta']:g}",
+            f"{r['heldout_pass_at_1']:.3f}",
+            f"{r['mean_kl']:.4f}",
+            f"{r['final_kl']:.4f}",
+            f"{r['mean_reward']:.3f}",
+            r["run_id"],
+        )
     console.print(table)
     _plot({f"β={r['beta']:g}": r["history"] for r in rows}, ["reward_mean", "kl"], out)
     console.print(f"wrote {out}")
@@ -163,7 +252,9 @@ def report_table(title: str, reports: dict[str, object]) -> Table:
     for name in reports:
         t.add_column(name, justify="right")
     for f in families:
-        t.add_row(f, *[f"{r.by_family.get(f, {}).get('pass_at_1', 0.0) * 100:5.1f}" for r in reports.values()])
+        t.add_row(
+            f, *[f"{r.by_family.get(f, {}).get('pass_at_1', 0.0) * 100:5.1f}" for r in reports.values()]
+        )
     t.add_row("[bold]overall[/]", *[f"[bold]{r.pass_at_1 * 100:5.1f}[/]" for r in reports.values()])
     return t
 

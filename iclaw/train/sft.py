@@ -76,8 +76,9 @@ def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return -(logp * mask).sum() / mask.sum().clamp(min=1)
 
 
-def train_sft(model, examples: list[tuple[list[int], list[int]]], cfg: SFTConfig, *, device, progress=None,
-              log=None) -> dict:
+def train_sft(
+    model, examples: list[tuple[list[int], list[int]]], cfg: SFTConfig, *, device, progress=None, log=None
+) -> dict:
     """Train in place. Returns {"steps", "seconds", "loss", "tokens"}. `progress(advance, **metrics)` and
     `log(step, metrics)` are optional callbacks (live display, metrics table)."""
     from iclaw.model.gpt import autocast

@@ -29,7 +29,7 @@ from iclaw.agent.episode import EpisodeConfig, episode_record
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
-from iclaw.train.rollout import Batch, collate_episodes, logprobs_and_entropy, rollout, rollout_stats
+from iclaw.train.rollout import Batch, Scorer, collate_episodes, logprobs_and_entropy, rollout, rollout_stats
 
 
 @dataclass
@@ -70,8 +70,18 @@ def sample_tasks(pool: list, n: int, step: int, seed: int) -> list:
     return [rng.choice(pool) for _ in range(n)]
 
 
-def grpo_update(model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref, cfg: GRPOConfig, *, device,
-                ddp_model=None) -> dict:
+def grpo_update(
+    model,
+    opt,
+    batch: Batch,
+    adv: torch.Tensor,
+    logp_old,
+    logp_ref,
+    cfg: GRPOConfig,
+    *,
+    device,
+    ddp_model=None,
+) -> dict:
     """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
     share of the global normalizer (tokens for token-mean, sequences otherwise), so the gradient equals the
     full-batch loss's gradient — on one process or summed over torchrun ranks."""
@@ -79,7 +89,7 @@ def grpo_update(model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref,
     from iclaw.train.common import all_reduce_sum
 
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
-    fwd = ddp_model if ddp_model is not None else model
+    fwd = ddp_model if ddp_model is not None else Scorer(model)
     B, T1 = batch.mask.shape
     local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
     total = all_reduce_sum(local, device)
@@ -90,15 +100,27 @@ def grpo_update(model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref,
     for i in range(n_mb):
         sl = slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)
         mb = batch.rows(sl)
-        share = (mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0))) * world / max(total, 1.0)
+        share = (
+            (mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0)))
+            * world
+            / max(total, 1.0)
+        )
         sync = ddp_model.no_sync() if (ddp_model is not None and i < n_mb - 1) else nullcontext()
         with sync:
             with autocast(device, cfg.amp):
-                logp_new, _ = logprobs_and_entropy(fwd, mb.idx, mb.mask)
+                logp_new = fwd(mb.idx, mb.mask)
             loss, stats = grpo_loss(
-                logp_new, logp_old[sl], None if logp_ref is None else logp_ref[sl], adv[sl], mb.mask,
-                eps=cfg.eps, beta=cfg.beta, eps_high=cfg.eps_high, kl_estimator=cfg.kl_estimator,
-                loss_agg=cfg.loss_agg, max_len=T1,
+                logp_new,
+                logp_old[sl],
+                None if logp_ref is None else logp_ref[sl],
+                adv[sl],
+                mb.mask,
+                eps=cfg.eps,
+                beta=cfg.beta,
+                eps_high=cfg.eps_high,
+                kl_estimator=cfg.kl_estimator,
+                loss_agg=cfg.loss_agg,
+                max_len=T1,
             )
             (loss * share).backward()
         w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
@@ -154,7 +176,9 @@ def train_grpo(
         raise IclawError("no usable tasks to train on")
     rank, world, dev = setup_distributed(device)
     if cfg.tasks_per_step % world:
-        raise IclawError(f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}")
+        raise IclawError(
+            f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
+        )
 
     start_step, trainer_state = 0, None
     if resume:
@@ -190,21 +214,37 @@ def train_grpo(
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        ddp_model = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
+        ddp_model = DDP(Scorer(model), device_ids=[dev.index] if dev.type == "cuda" else None)
 
     run_id = run_id or new_run_id("grpo")
     metrics_log = MetricsLog(run_id, store, log_dir, config=asdict(cfg)) if rank == 0 else None
-    ep_cfg = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
-                           top_k=cfg.top_k)
+    ep_cfg = EpisodeConfig(
+        max_turns=cfg.max_turns,
+        max_new_tokens=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        top_k=cfg.top_k,
+    )
     per_rank = cfg.tasks_per_step // world
     last_ckpt, summary, t_start = policy.ckpt_id, {"stopped": None}, time.time()
     history = []
 
     def publish(step: int) -> str:
-        state = {"kind": "grpo", "step": step, "optimizer": opt.state_dict(), "rng": rng_state(), "run_id": run_id,
-                 "reference": ref_source, "config": asdict(cfg), "model_config": model.config.to_dict()}
-        return registry.publish(cfg.out, model, meta={"source": f"grpo:{run_id}", "step": step, "parent": ref_source},
-                                trainer_state=state)
+        state = {
+            "kind": "grpo",
+            "step": step,
+            "optimizer": opt.state_dict(),
+            "rng": rng_state(),
+            "run_id": run_id,
+            "reference": ref_source,
+            "config": asdict(cfg),
+            "model_config": model.config.to_dict(),
+        }
+        return registry.publish(
+            cfg.out,
+            model,
+            meta={"source": f"grpo:{run_id}", "step": step, "parent": ref_source},
+            trainer_state=state,
+        )
 
     with live_progress(cfg.steps, f"GRPO → {cfg.out}", enabled=show_progress and rank == 0) as progress:
         progress(completed=start_step)
@@ -214,22 +254,41 @@ def train_grpo(
                 summary["stopped"] = "time budget reached"
                 break
             t0 = time.time()
-            step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed)[rank * per_rank : (rank + 1) * per_rank]
+            step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed)[
+                rank * per_rank : (rank + 1) * per_rank
+            ]
             gen = torch.Generator(device=dev).manual_seed(cfg.seed * 1_000_003 + step * 101 + rank)
             eps = rollout(policy, step_tasks, cfg.group_size, sandbox, verifier, ep_cfg, generator=gen)
             t_rollout = time.time() - t0
             if store is not None:
-                store.log_episodes([
-                    episode_record(e, source="rollout", model=cfg.out, checkpoint=policy.ckpt_id, run_id=run_id,
-                                   step=step) for e in eps
-                ])
+                store.log_episodes(
+                    [
+                        episode_record(
+                            e,
+                            source="rollout",
+                            model=cfg.out,
+                            checkpoint=policy.ckpt_id,
+                            run_id=run_id,
+                            step=step,
+                        )
+                        for e in eps
+                    ]
+                )
             rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
             adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
             grp = rewards.view(-1, cfg.group_size)
-            m = {"reward_mean": rewards.mean().item(), "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
-                 "frac_zero_std": (grp.std(dim=1) == 0).float().mean().item(), **rollout_stats(eps)}
+            m = {
+                "reward_mean": rewards.mean().item(),
+                "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
+                "frac_zero_std": (grp.std(dim=1) == 0).float().mean().item(),
+                **rollout_stats(eps),
+            }
             t1 = time.time()
-            keep = filter_zero_variance(rewards, cfg.group_size) if cfg.filter_zero_variance else torch.ones_like(rewards, dtype=torch.bool)
+            keep = (
+                filter_zero_variance(rewards, cfg.group_size)
+                if cfg.filter_zero_variance
+                else torch.ones_like(rewards, dtype=torch.bool)
+            )
             batch = collate_episodes(eps).to(dev)
             sel = keep.nonzero().flatten().to(dev)
             stats: dict = {}
@@ -238,34 +297,56 @@ def train_grpo(
                 adv_sel = adv.to(dev)[sel]
                 with torch.no_grad(), _amp(dev, cfg.amp):
                     logp_old, ent = logprobs_and_entropy(model, batch.idx, batch.mask, with_entropy=True)
-                    logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask)[0] if ref is not None else None
+                    logp_ref = (
+                        logprobs_and_entropy(ref, batch.idx, batch.mask)[0] if ref is not None else None
+                    )
                 n_tok = batch.mask.sum().clamp(min=1)
                 m["entropy"] = ((ent * batch.mask).sum() / n_tok).item()
-                m["sampler_logp_gap"] = ((logp_old - batch.sampler_logp).abs() * batch.mask).sum().item() / n_tok.item()
+                m["sampler_logp_gap"] = (
+                    (logp_old - batch.sampler_logp).abs() * batch.mask
+                ).sum().item() / n_tok.item()
                 for _ in range(cfg.ppo_epochs):
-                    stats = grpo_update(model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ddp_model=ddp_model)
+                    stats = grpo_update(
+                        model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ddp_model=ddp_model
+                    )
                     if stats.get("skipped"):
                         echo(f"step {step}: non-finite loss or gradient — update skipped")
                         break
                 policy.sync()
-            m.update({k: stats.get(k, 0.0) for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss")})
-            m.update({"lr": cfg.lr, "t_rollout": t_rollout, "t_train": time.time() - t1, "rows": int(sel.numel())})
+            m.update(
+                {
+                    k: stats.get(k, 0.0)
+                    for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss")
+                }
+            )
+            m.update(
+                {"lr": cfg.lr, "t_rollout": t_rollout, "t_train": time.time() - t1, "rows": int(sel.numel())}
+            )
             step += 1
             history.append(m)
             if metrics_log is not None:
                 metrics_log.log(step, m)
             progress(1, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
             if m["kl"] > cfg.kl_max:
-                summary["stopped"] = (f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "
-                                      f"keeping the last good checkpoint {last_ckpt}")
+                summary["stopped"] = (
+                    f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "
+                    f"keeping the last good checkpoint {last_ckpt}"
+                )
                 echo(summary["stopped"])
                 break
             if rank == 0 and (step % cfg.save_every == 0 or step == cfg.steps):
                 last_ckpt = publish(step)
     if summary["stopped"] == "time budget reached" and rank == 0:
         last_ckpt = publish(step)
-    summary.update({"run_id": run_id, "steps": step, "checkpoint": last_ckpt, "seconds": time.time() - t_start,
-                    "history": history})
+    summary.update(
+        {
+            "run_id": run_id,
+            "steps": step,
+            "checkpoint": last_ckpt,
+            "seconds": time.time() - t_start,
+            "history": history,
+        }
+    )
     return summary
 
 

@@ -1,0 +1,181 @@
+"""GRPO trainer and SFT end to end on tiny models: real sandbox, verifier, store, registry on disk."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from iclaw.model import registry
+from iclaw.model.checkpoint import load_trainer_state
+from iclaw.model.gpt import GPT, preset
+from iclaw.store import Store
+from iclaw.tasks import Task, Verifier
+from iclaw.tools.sandbox import Limits, Sandbox
+from iclaw.train.rollout import collate
+from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+from iclaw.train.trainer import GRPOConfig, grpo_update, train_grpo
+
+SMALL = dict(n_layer=1, n_head=2, n_embd=32, block_size=256)
+TASKS = [
+    Task(id=f"echo-{w}", kind="bash", family="cmd-typo", broken=f"ehco {w}", reference=f"echo {w}",
+         error=f"bash: line 1: ehco: command not found", broken_exit=127)
+    for w in ("red", "blue", "green", "gold")
+]
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def _publish_small(name: str, **kw) -> None:
+    torch.manual_seed(0)
+    registry.publish(name, GPT(preset("tiny", **{**SMALL, **kw})), meta={"source": "test"})
+
+
+def test_sft_learns_demonstrations(home):
+    sb = Sandbox(Limits(timeout_s=5))
+    demos = demonstrations(TASKS, sb)
+    assert len(demos) == 4 and all(sum(m) > 0 for _, m in demos)
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL))
+    first = train_sft(m, demos, SFTConfig(steps=1, batch_size=4, warmup=1, amp=False), device=torch.device("cpu"))
+    res = train_sft(m, demos, SFTConfig(steps=60, batch_size=4, lr=3e-3, warmup=5, amp=False), device=torch.device("cpu"))
+    assert res["loss"] < first["loss"] * 0.5
+
+
+def test_grpo_steps_publish_log_and_resume_exactly(home):
+    _publish_small("start")
+    sb = Sandbox(Limits(timeout_s=5))
+    db = home / "t.db"
+    cfg = GRPOConfig(model="start", out="trained", steps=2, group_size=2, tasks_per_step=2, save_every=1,
+                     max_new_tokens=8, max_turns=2, amp=False)
+    with Store(db) as store:
+        s = train_grpo(cfg, TASKS, sandbox=sb, verifier=Verifier(sb), store=store, device="cpu",
+                       log_dir=str(home / "runs"), show_progress=False)
+        assert s["steps"] == 2 and len(s["history"]) == 2
+        for h in s["history"]:
+            for k in ("reward_mean", "reward_std", "frac_zero_std", "kl", "clip_frac", "entropy", "resp_len", "turns",
+                      "tool_error_rate", "grad_norm", "lr", "t_rollout", "t_train"):
+                assert k in h
+        assert len(store.metrics(s["run_id"])) == 2
+        eps = store.episodes(source="rollout", limit=100)
+        assert len(eps) == 2 * 2 * 2 and all(e["run_id"] == s["run_id"] for e in eps)
+    lines = (home / "runs" / s["run_id"] / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["step"] for x in lines] == [1, 2]
+    state = load_trainer_state(registry.resolve("trained"))
+    assert state["step"] == 2 and state["kind"] == "grpo"
+
+    # resume to step 3 == a straight 3-step run (optimizer, RNG and task order all restored)
+    cfg3 = GRPOConfig(**{**cfg.__dict__, "steps": 3})
+    with Store(db) as store:
+        train_grpo(cfg3, TASKS, sandbox=sb, verifier=Verifier(sb), store=store, device="cpu", resume=True,
+                   log_dir=str(home / "runs"), show_progress=False)
+    resumed, _ = registry.load("trained")
+    straight_cfg = GRPOConfig(**{**cfg3.__dict__, "out": "straight"})
+    train_grpo(straight_cfg, TASKS, sandbox=sb, verifier=Verifier(sb), device="cpu", log_dir=str(home / "runs"),
+               show_progress=False)
+    straight, _ = registry.load("straight")
+    for a, b in zip(resumed.state_dict().values(), straight.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_observation_and_prompt_tokens_get_no_gradient():
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL))
+    seq = list(range(100, 130))
+    mask = [0] * 10 + [1] * 5 + [0] * 10 + [1] * 5
+    b = collate([seq], [mask])
+    emb = m.transformer.wte.weight
+    logp_old = torch.zeros_like(b.mask)
+    cfg = GRPOConfig(beta=0.0, amp=False)
+    opt = torch.optim.SGD(m.parameters(), lr=0.0)
+    grpo_update(m, opt, b, torch.tensor([1.0]), logp_old, None, cfg, device=torch.device("cpu"))
+    # the head (tied to the embedding) is only evaluated at policy positions: the rows of tokens that are
+    # only ever *targets* at masked-out positions get no gradient through the head
+    never_target = [seq[t + 1] for t in range(len(seq) - 1) if mask[t + 1] == 0 and seq[t + 1] not in seq[:-1]]
+    for tok in never_target:
+        assert emb.grad[tok].abs().sum() == 0
+
+
+def test_bad_input_is_one_clear_error_and_writes_nothing(home):
+    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
+    tasks = home / "tasks.jsonl"
+    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
+    empty = home / "empty.jsonl"
+    empty.write_text("\n")
+    _publish_small("start")
+    _publish_small("other-arch", n_embd=64)
+
+    def run(*args):
+        p = subprocess.run([sys.executable, "-m", "iclaw", "train", "grpo", *args, "--db", str(home / "x.db")],
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and "Traceback" not in p.stderr
+        return p.stderr
+
+    assert "no usable tasks" in run("--model", "start", "--tasks", str(empty), "--out", "o1")
+    assert "unknown model" in run("--model", "nope", "--tasks", str(tasks), "--out", "o2")
+    assert "group-size" in run("--model", "start", "--tasks", str(tasks), "--group-size", "1", "--out", "o3")
+    # resume a run whose checkpoint has another architecture: publish a non-GRPO checkpoint under --out
+    assert "trainer state" in run("--model", "start", "--tasks", str(tasks), "--out", "other-arch", "--resume")
+    assert not (home / "x.db").exists()
+    assert not any(registry.is_registered(n) for n in ("o1", "o2", "o3"))
+
+
+TORCHRUN_SCRIPT = r"""
+import os, sys, torch
+from iclaw.model.gpt import GPT, preset
+from iclaw.train.rollout import collate
+from iclaw.train.trainer import GRPOConfig, grpo_update
+from iclaw.train.common import setup_distributed
+
+rank, world, dev = setup_distributed("cpu")
+torch.manual_seed(0)
+model = GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=64))
+g = torch.Generator().manual_seed(1)
+B, T = 8, 24
+seqs = torch.randint(0, 50257, (B, T), generator=g).tolist()
+masks = [[0] * 8 + [1] * (4 + (i % 5)) + [0] * (T - 12 - (i % 5)) for i in range(B)]
+full = collate(seqs, masks)
+logp_old = -torch.rand(B, T - 1, generator=g) * 3
+logp_ref = logp_old + 0.1 * torch.randn(B, T - 1, generator=g)
+adv = torch.randn(B, generator=g)
+sl = slice(rank * B // world, (rank + 1) * B // world)
+ddp = None
+if world > 1:
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from iclaw.train.rollout import Scorer
+    ddp = DDP(Scorer(model))
+# SGD: the update is the gradient itself. (Adam's first step is lr * g / (|g| + eps) ~ lr * sign(g), which
+# turns float round-off in near-zero gradients into full-size steps, so it cannot be compared to 1e-5.)
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+cfg = GRPOConfig(beta=0.04, amp=False, micro_batch=3)
+grpo_update(model, opt, full.rows(sl), adv[sl], logp_old[sl], logp_ref[sl], cfg, device=dev, ddp_model=ddp)
+if rank == 0:
+    torch.save({k: v.clone() for k, v in model.state_dict().items()}, sys.argv[1])
+"""
+
+
+def test_torchrun_two_processes_equal_single_process_update(tmp_path):
+    script = tmp_path / "upd.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, str(script), str(tmp_path / "one.pt")], check=True, env=env, timeout=120)
+    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
+                    str(script), str(tmp_path / "two.pt")], check=True, env=env, timeout=180,
+                   capture_output=True)
+    one, two = torch.load(tmp_path / "one.pt"), torch.load(tmp_path / "two.pt")
+    assert one.keys() == two.keys()
+    for k in one:
+        assert torch.allclose(one[k], two[k], atol=1e-5), k
+    # and the update did something
+    torch.manual_seed(0)
+    init = GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=64)).state_dict()
+    assert any(not torch.equal(init[k], one[k]) for k in one)
+
+
