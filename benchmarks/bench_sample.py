@@ -3,14 +3,16 @@
     python benchmarks/bench_sample.py --config 124m      # batch 8, prompt 64, 64 new tokens, CPU
     python benchmarks/bench_sample.py --config tiny
 
-Prints tokens/s for both and the ratio (target: >= 3x at 124m, >= 2x at tiny). Random weights: speed does not
+Prints tokens/s for both and the ratios (target: >= 3x at 124m, >= 2x at tiny). Random weights: speed does not
 depend on what the weights are; both sides generate exactly batch x new_tokens tokens (no early stop).
+Measured: iclaw in fp32 and in bf16 (what the agent samples with), transformers in fp32 and bf16.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import torch
@@ -73,8 +75,36 @@ def main() -> None:
             )
         assert out.shape[1] - args.prompt_len == args.new_tokens
 
+    import copy
+
+    ours_bf16_model = copy.deepcopy(model).to(torch.bfloat16)
+    hf_bf16 = copy.deepcopy(hf).to(torch.bfloat16)
+
+    def ours_bf16():
+        s = generate(ours_bf16_model, prompts.tolist(), args.new_tokens, temperature=1.0, seed=0)
+        assert sum(len(t) for t in s.tokens) == n_tok
+
+    def theirs_bf16():
+        with torch.inference_mode():
+            out = hf_bf16.generate(
+                prompts,
+                attention_mask=torch.ones_like(prompts),
+                max_new_tokens=args.new_tokens,
+                min_new_tokens=args.new_tokens,
+                do_sample=True,
+                top_k=0,
+                pad_token_id=0,
+            )
+        assert out.shape[1] - args.prompt_len == args.new_tokens
+
     res = {}
-    for name, fn in (("iclaw", ours), ("transformers", theirs)):
+    runs = (
+        ("iclaw", ours),
+        ("transformers", theirs),
+        ("iclaw_bf16", ours_bf16),
+        ("transformers_bf16", theirs_bf16),
+    )
+    for name, fn in runs:
         fn()  # warm-up
         times = []
         for _ in range(args.repeats):
@@ -90,7 +120,12 @@ def main() -> None:
         "threads": torch.get_num_threads(),
         "iclaw_tok_s": round(res["iclaw"], 1),
         "transformers_tok_s": round(res["transformers"], 1),
-        "ratio": round(res["iclaw"] / res["transformers"], 2),
+        "ratio_fp32": round(res["iclaw"] / res["transformers"], 2),
+        "iclaw_bf16_tok_s": round(res["iclaw_bf16"], 1),
+        "transformers_bf16_tok_s": round(res["transformers_bf16"], 1),
+        "ratio_bf16_vs_fp32": round(res["iclaw_bf16"] / res["transformers"], 2),
+        "ratio_bf16_vs_bf16": round(res["iclaw_bf16"] / res["transformers_bf16"], 2),
+        "load": os.getloadavg(),
     }
     print(json.dumps(out))
 

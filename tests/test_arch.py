@@ -111,14 +111,24 @@ def test_moe_bias_balances_load_without_a_loss():
 
 
 def test_configs_and_state_dict_names():
-    old = {"block_size": 64, "vocab_size": 50304, "n_layer": 2, "n_head": 2, "n_embd": 32, "dropout": 0.0, "bias": True}
+    old = {
+        "block_size": 64,
+        "vocab_size": 50304,
+        "n_layer": 2,
+        "n_head": 2,
+        "n_embd": 32,
+        "dropout": 0.0,
+        "bias": True,
+    }
     cfg = GPTConfig.from_dict(old)  # saved before the architecture fields existed
     assert (cfg.pos, cfg.attn, cfg.mlp) == ("learned", "mha", "dense")
     with pytest.raises(IclawError, match="unknown keys: flash"):
         GPTConfig.from_dict({**old, "flash": True})
     with pytest.raises(IclawError, match="attn='gqa'"):
         GPTConfig(attn="gqa")
-    assert GPTConfig.from_dict(preset("tiny", attn="mla", mlp="moe").to_dict()) == preset("tiny", attn="mla", mlp="moe")
+    assert GPTConfig.from_dict(preset("tiny", attn="mla", mlp="moe").to_dict()) == preset(
+        "tiny", attn="mla", mlp="moe"
+    )
     keys = set(GPT(GPTConfig.from_dict(old)).state_dict())
     block = {f"transformer.h.{i}.{k}" for i in range(2) for k in (
         "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",

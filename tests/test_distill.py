@@ -22,14 +22,17 @@ from iclaw.tools.sandbox import Limits, Sandbox
 from iclaw.train.distill import (
     DistillConfig,
     check_teacher,
+    chunked_logprobs,
     full_kl,
     full_kl_loss,
     load_teacher,
     position_logits,
     run_distill,
     sampled_distill_loss,
+    teacher_logits_at,
     train_distill,
 )
+from iclaw.train.rollout import Batch
 
 SMALL = dict(n_layer=1, n_head=2, n_embd=32, block_size=256)
 WIDE = dict(n_layer=2, n_head=2, n_embd=64, block_size=256)
@@ -215,6 +218,19 @@ def test_full_distillation_from_a_wider_deeper_teacher_lowers_kl():
     assert losses[-1] < 0.8 * losses[0]
 
 
+def test_a_bf16_teacher_scores_the_same_tokens():
+    """The teacher keeps its own dtype (bf16 here) and returns float32 on the student's side."""
+    student = tiny(0)
+    teacher = copy.deepcopy(student).to(torch.bfloat16).requires_grad_(False)
+    idx, mask = seqs()
+    lp_s, _ = chunked_logprobs(student, Batch(idx, mask, mask), torch.device("cpu"), False, 2)
+    lp_t, _ = chunked_logprobs(teacher, Batch(idx, mask, mask), torch.device("cpu"), False, 2)
+    assert lp_t.dtype == torch.float32 and (lp_t[mask == 0] == 0).all()
+    assert torch.allclose(lp_s, lp_t, atol=0.05)  # bf16 rounding only
+    logits = teacher_logits_at(teacher, idx, mask, torch.device("cpu"), amp=False)
+    assert logits.dtype == torch.float32 and logits.shape == (int(mask.sum()), 50304)
+
+
 # ----------------------------------------------------------------------------------------- bad teachers
 
 
@@ -279,12 +295,11 @@ def _weights(model) -> list[torch.Tensor]:
 def test_distill_steps_publish_log_and_resume(home, sandbox):
     registry.publish("student", tiny(0), meta={"source": "test"})
     registry.publish("teacher", tiny(1, **WIDE), meta={"source": "test"})
-    db = home / "t.db"
     cfg = DistillConfig(
         teacher="teacher",
         student="student",
         out="distilled",
-        steps=2,
+        steps=1,
         group_size=2,
         tasks_per_step=2,
         save_every=1,
@@ -293,18 +308,16 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
         amp=False,
         lr=1e-3,
     )
-    with Store(db) as store:
-        s = train_distill(
-            cfg,
-            TASKS,
-            sandbox=sandbox,
-            verifier=Verifier(sandbox),
-            store=store,
-            device="cpu",
-            log_dir=str(home / "runs"),
-            show_progress=False,
-        )
-        assert s["steps"] == 2 and len(s["history"]) == 2 and s["stopped"] is None
+    kw = dict(
+        sandbox=sandbox,
+        verifier=Verifier(sandbox),
+        device="cpu",
+        log_dir=str(home / "runs"),
+        show_progress=False,
+    )
+    with Store(home / "t.db") as store:
+        s = train_distill(cfg, TASKS, store=store, **kw)
+        assert s["steps"] == 1 and len(s["history"]) == 1 and s["stopped"] is None
         h = s["history"][0]
         for k in (
             "kl_to_teacher",
@@ -316,9 +329,19 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
             "entropy",
         ):
             assert math.isfinite(h[k]), k
-        assert h["kl_to_teacher_k3"] > 0 and h["skipped"] == 0.0
+        assert h["kl_to_teacher_k3"] > 0 and h["skipped"] == 0.0 and h["grad_norm"] > 0
         # the loss at the first update is the sampled KL estimate itself (ratio == 1)
         assert h["loss"] == pytest.approx(h["kl_to_teacher"], rel=1e-4, abs=1e-6)
+
+        # resume: the same run continues from step 1, with the teacher it started with (not --teacher now)
+        r = train_distill(
+            DistillConfig(**{**cfg.__dict__, "steps": 2, "teacher": "ignored"}),
+            TASKS,
+            store=store,
+            resume=True,
+            **kw,
+        )
+        assert r["run_id"] == s["run_id"] and r["steps"] == 2 and len(r["history"]) == 1
         assert len(registry.checkpoint_ids("distilled")) == 2
         path = registry.resolve("distilled")
         state = load_trainer_state(path)
@@ -334,31 +357,11 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
         eps = store.episodes(source="distill", limit=100)
         assert len(eps) == 2 * 2 * 2 and {e["run_id"] for e in eps} == {s["run_id"]}
         assert (home / "runs" / s["run_id"] / "metrics.jsonl").is_file()
-
-        # resume: same run, continues from step 2, with the teacher the run started with
-        r = train_distill(
-            DistillConfig(**{**cfg.__dict__, "steps": 3, "teacher": "ignored"}),
-            TASKS,
-            sandbox=sandbox,
-            verifier=Verifier(sandbox),
-            store=store,
-            resume=True,
-            device="cpu",
-            log_dir=str(home / "runs"),
-            show_progress=False,
-        )
-        assert r["run_id"] == s["run_id"] and r["steps"] == 3 and len(r["history"]) == 1
-        assert load_trainer_state(registry.resolve("distilled"))["step"] == 3
         with pytest.raises(IclawError, match="no checkpoints under 'nothing'"):
-            train_distill(
-                DistillConfig(**{**cfg.__dict__, "out": "nothing"}),
-                TASKS,
-                sandbox=sandbox,
-                verifier=Verifier(sandbox),
-                resume=True,
-                device="cpu",
-                show_progress=False,
-            )
+            train_distill(DistillConfig(**{**cfg.__dict__, "out": "nothing"}), TASKS, resume=True, **kw)
+        with pytest.raises(IclawError, match="no trainer state to resume from"):
+            registry.publish("plain", tiny(0), meta={"source": "test"})
+            train_distill(DistillConfig(**{**cfg.__dict__, "out": "plain"}), TASKS, resume=True, **kw)
 
 
 def test_full_mode_with_reward_weight_runs_a_step(home, sandbox):

@@ -23,8 +23,13 @@ class ScriptedPolicy(Policy):
 
     def __init__(self, actions: list[tuple[str, str | None]]):
         torch.manual_seed(0)
-        super().__init__(GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=512)), name="scripted",
-                         ckpt_id="s1", device="cpu", fast_sampling=False)
+        super().__init__(
+            GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=512)),
+            name="scripted",
+            ckpt_id="s1",
+            device="cpu",
+            fast_sampling=False,
+        )
         self.actions = actions
         self.turn = 0
 
@@ -32,12 +37,22 @@ class ScriptedPolicy(Policy):
         kind, code = self.actions[min(self.turn, len(self.actions) - 1)]
         self.turn += 1
         toks = action_tokens(kind, code)
-        return Samples([list(toks) for _ in prompts], [[-0.5] * len(toks) for _ in prompts], [True] * len(prompts))
+        return Samples(
+            [list(toks) for _ in prompts], [[-0.5] * len(toks) for _ in prompts], [True] * len(prompts)
+        )
 
 
-WRONG_FILE = Task(id="wf-1", kind="bash", family="wrong-file", broken="cat notes.txt",
-                  files={"notes_7b.txt": "hello\n", "other.csv": "x\n"}, reference="cat notes_7b.txt",
-                  error="cat: notes.txt: No such file or directory", broken_exit=1, multi_turn=True)
+WRONG_FILE = Task(
+    id="wf-1",
+    kind="bash",
+    family="wrong-file",
+    broken="cat notes.txt",
+    files={"notes_7b.txt": "hello\n", "other.csv": "x\n"},
+    reference="cat notes_7b.txt",
+    error="cat: notes.txt: No such file or directory",
+    broken_exit=1,
+    multi_turn=True,
+)
 
 
 def _sandbox():
@@ -50,8 +65,16 @@ def test_parse_action_never_raises():
     a = parse_action([BASH, *tok.encode("ls -la"), END])
     assert (a.kind, a.code) == ("bash", "ls -la")
     assert parse_action([PYTHON, *tok.encode("print(1)"), END]).kind == "python"
-    for bad in ([], [BASH], [BASH, END], [BASH, *tok.encode("ls")], tok.encode("hello"), [BASH, OBS, END],
-                [50300, 1, 2], [OBS]):
+    for bad in (
+        [],
+        [BASH],
+        [BASH, END],
+        [BASH, *tok.encode("ls")],
+        tok.encode("hello"),
+        [BASH, OBS, END],
+        [50300, 1, 2],
+        [OBS],
+    ):
         a = parse_action(bad)
         assert a.kind == "invalid" and a.error
 
@@ -82,7 +105,11 @@ def test_multi_turn_episode_ls_then_fix_passes_and_masks_only_policy_tokens(tmp_
     with Store(tmp_path / "t.db") as store:
         eid = store.log_episode(**episode_record(e, source="eval", model="scripted", checkpoint="s1"))
         row = store.episode(eid)
-    assert row["status"] == "passed" and len(row["tool_calls"]) == 2 and row["final_command"] == "cat notes_7b.txt"
+    assert (
+        row["status"] == "passed"
+        and len(row["tool_calls"]) == 2
+        and row["final_command"] == "cat notes_7b.txt"
+    )
 
 
 def test_guessing_without_looking_fails_and_the_workdir_cannot_fool_the_verifier():
@@ -105,8 +132,13 @@ def test_untrained_model_episodes_never_crash_and_end():
     pol = Policy(GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=256)), device="cpu")
     with Workdirs() as wd:
         eps = task_episodes([WRONG_FILE], 4, wd)
-        run_episodes(pol, eps, sb, EpisodeConfig(max_turns=3, max_new_tokens=16),
-                     generator=torch.Generator().manual_seed(0))
+        run_episodes(
+            pol,
+            eps,
+            sb,
+            EpisodeConfig(max_turns=3, max_new_tokens=16),
+            generator=torch.Generator().manual_seed(0),
+        )
     judge(eps, Verifier(sb))
     for e in eps:
         assert e.done and e.status in ("submitted", "max_turns", "truncated", "no_fix")
@@ -117,8 +149,15 @@ def test_untrained_model_episodes_never_crash_and_end():
 
 def test_python_task_fix_uses_last_python_call():
     sb = _sandbox()
-    task = Task(id="py-1", kind="python", family="py-syntax", broken="print('hi'", reference="print('hi')",
-                error="SyntaxError: '(' was never closed", broken_exit=1)
+    task = Task(
+        id="py-1",
+        kind="python",
+        family="py-syntax",
+        broken="print('hi'",
+        reference="print('hi')",
+        error="SyntaxError: '(' was never closed",
+        broken_exit=1,
+    )
     pol = ScriptedPolicy([("python", "print('hi')"), ("bash", "ls"), ("done", None)])
     with Workdirs() as wd:
         eps = task_episodes([task], 1, wd)

@@ -38,7 +38,9 @@ def test_muon_step_is_orthogonal_update_with_adamw_rms():
 
 
 def test_configure_optimizers_groups_and_state_dict():
-    cfg = GPTConfig(block_size=32, vocab_size=256, n_layer=2, n_head=2, n_embd=32, mlp="moe", n_routed_experts=4)
+    cfg = GPTConfig(
+        block_size=32, vocab_size=256, n_layer=2, n_head=2, n_embd=32, mlp="moe", n_routed_experts=4
+    )
     m = GPT(cfg)
     opt = configure_optimizers(m, "muon", lr=1e-3, weight_decay=0.1)
     ids = {id(p): n for n, p in m.named_parameters()}

@@ -21,8 +21,15 @@ from iclaw.train.trainer import GRPOConfig, grpo_update, train_grpo
 
 SMALL = dict(n_layer=1, n_head=2, n_embd=32, block_size=256)
 TASKS = [
-    Task(id=f"echo-{w}", kind="bash", family="cmd-typo", broken=f"ehco {w}", reference=f"echo {w}",
-         error=f"bash: line 1: ehco: command not found", broken_exit=127)
+    Task(
+        id=f"echo-{w}",
+        kind="bash",
+        family="cmd-typo",
+        broken=f"ehco {w}",
+        reference=f"echo {w}",
+        error=f"bash: line 1: ehco: command not found",
+        broken_exit=127,
+    )
     for w in ("red", "blue", "green", "gold")
 ]
 
@@ -44,8 +51,12 @@ def test_sft_learns_demonstrations(home):
     assert len(demos) == 4 and all(sum(m) > 0 for _, m in demos)
     torch.manual_seed(0)
     m = GPT(preset("tiny", **SMALL))
-    first = train_sft(m, demos, SFTConfig(steps=1, batch_size=4, warmup=1, amp=False), device=torch.device("cpu"))
-    res = train_sft(m, demos, SFTConfig(steps=60, batch_size=4, lr=3e-3, warmup=5, amp=False), device=torch.device("cpu"))
+    first = train_sft(
+        m, demos, SFTConfig(steps=1, batch_size=4, warmup=1, amp=False), device=torch.device("cpu")
+    )
+    res = train_sft(
+        m, demos, SFTConfig(steps=60, batch_size=4, lr=3e-3, warmup=5, amp=False), device=torch.device("cpu")
+    )
     assert res["loss"] < first["loss"] * 0.5
 
 
@@ -53,15 +64,45 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
     _publish_small("start")
     sb = Sandbox(Limits(timeout_s=5))
     db = home / "t.db"
-    cfg = GRPOConfig(model="start", out="trained", steps=2, group_size=2, tasks_per_step=2, save_every=1,
-                     max_new_tokens=8, max_turns=2, amp=False)
+    cfg = GRPOConfig(
+        model="start",
+        out="trained",
+        steps=2,
+        group_size=2,
+        tasks_per_step=2,
+        save_every=1,
+        max_new_tokens=8,
+        max_turns=2,
+        amp=False,
+    )
     with Store(db) as store:
-        s = train_grpo(cfg, TASKS, sandbox=sb, verifier=Verifier(sb), store=store, device="cpu",
-                       log_dir=str(home / "runs"), show_progress=False)
+        s = train_grpo(
+            cfg,
+            TASKS,
+            sandbox=sb,
+            verifier=Verifier(sb),
+            store=store,
+            device="cpu",
+            log_dir=str(home / "runs"),
+            show_progress=False,
+        )
         assert s["steps"] == 2 and len(s["history"]) == 2
         for h in s["history"]:
-            for k in ("reward_mean", "reward_std", "frac_zero_std", "kl", "clip_frac", "entropy", "resp_len", "turns",
-                      "tool_error_rate", "grad_norm", "lr", "t_rollout", "t_train"):
+            for k in (
+                "reward_mean",
+                "reward_std",
+                "frac_zero_std",
+                "kl",
+                "clip_frac",
+                "entropy",
+                "resp_len",
+                "turns",
+                "tool_error_rate",
+                "grad_norm",
+                "lr",
+                "t_rollout",
+                "t_train",
+            ):
                 assert k in h
         assert len(store.metrics(s["run_id"])) == 2
         eps = store.episodes(source="rollout", limit=100)
@@ -74,12 +115,28 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
     # resume to step 3 == a straight 3-step run (optimizer, RNG and task order all restored)
     cfg3 = GRPOConfig(**{**cfg.__dict__, "steps": 3})
     with Store(db) as store:
-        train_grpo(cfg3, TASKS, sandbox=sb, verifier=Verifier(sb), store=store, device="cpu", resume=True,
-                   log_dir=str(home / "runs"), show_progress=False)
+        train_grpo(
+            cfg3,
+            TASKS,
+            sandbox=sb,
+            verifier=Verifier(sb),
+            store=store,
+            device="cpu",
+            resume=True,
+            log_dir=str(home / "runs"),
+            show_progress=False,
+        )
     resumed, _ = registry.load("trained")
     straight_cfg = GRPOConfig(**{**cfg3.__dict__, "out": "straight"})
-    train_grpo(straight_cfg, TASKS, sandbox=sb, verifier=Verifier(sb), device="cpu", log_dir=str(home / "runs"),
-               show_progress=False)
+    train_grpo(
+        straight_cfg,
+        TASKS,
+        sandbox=sb,
+        verifier=Verifier(sb),
+        device="cpu",
+        log_dir=str(home / "runs"),
+        show_progress=False,
+    )
     straight, _ = registry.load("straight")
     for a, b in zip(resumed.state_dict().values(), straight.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-6)
@@ -98,7 +155,9 @@ def test_observation_and_prompt_tokens_get_no_gradient():
     grpo_update(m, opt, b, torch.tensor([1.0]), logp_old, None, cfg, device=torch.device("cpu"))
     # the head (tied to the embedding) is only evaluated at policy positions: the rows of tokens that are
     # only ever *targets* at masked-out positions get no gradient through the head
-    never_target = [seq[t + 1] for t in range(len(seq) - 1) if mask[t + 1] == 0 and seq[t + 1] not in seq[:-1]]
+    never_target = [
+        seq[t + 1] for t in range(len(seq) - 1) if mask[t + 1] == 0 and seq[t + 1] not in seq[:-1]
+    ]
     for tok in never_target:
         assert emb.grad[tok].abs().sum() == 0
 
@@ -113,8 +172,13 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     _publish_small("other-arch", n_embd=64)
 
     def run(*args):
-        p = subprocess.run([sys.executable, "-m", "iclaw", "train", "grpo", *args, "--db", str(home / "x.db")],
-                           env=env, capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [sys.executable, "-m", "iclaw", "train", "grpo", *args, "--db", str(home / "x.db")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert p.returncode != 0 and "Traceback" not in p.stderr
         return p.stderr
 
@@ -122,7 +186,9 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     assert "unknown model" in run("--model", "nope", "--tasks", str(tasks), "--out", "o2")
     assert "group-size" in run("--model", "start", "--tasks", str(tasks), "--group-size", "1", "--out", "o3")
     # resume a run whose checkpoint has another architecture: publish a non-GRPO checkpoint under --out
-    assert "trainer state" in run("--model", "start", "--tasks", str(tasks), "--out", "other-arch", "--resume")
+    assert "trainer state" in run(
+        "--model", "start", "--tasks", str(tasks), "--out", "other-arch", "--resume"
+    )
     assert not (home / "x.db").exists()
     assert not any(registry.is_registered(n) for n in ("o1", "o2", "o3"))
 
@@ -166,9 +232,23 @@ def test_torchrun_two_processes_equal_single_process_update(tmp_path):
     script.write_text(TORCHRUN_SCRIPT)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run([sys.executable, str(script), str(tmp_path / "one.pt")], check=True, env=env, timeout=120)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-                    str(script), str(tmp_path / "two.pt")], check=True, env=env, timeout=180,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29533",
+            str(script),
+            str(tmp_path / "two.pt"),
+        ],
+        check=True,
+        env=env,
+        timeout=180,
+        capture_output=True,
+    )
     one, two = torch.load(tmp_path / "one.pt"), torch.load(tmp_path / "two.pt")
     assert one.keys() == two.keys()
     for k in one:
@@ -177,5 +257,3 @@ def test_torchrun_two_processes_equal_single_process_update(tmp_path):
     torch.manual_seed(0)
     init = GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=64)).state_dict()
     assert any(not torch.equal(init[k], one[k]) for k in one)
-
-

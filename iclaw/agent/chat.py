@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
 
-from iclaw.agent.fix import MAX_INPUT_CHARS, Fixer, FixResult, classify
+from iclaw.agent.fix import MAX_INPUT_CHARS, Fixer, FixResult, classify, clean_text
 from iclaw.agent.protocol import Action
 from iclaw.errors import IclawError
 
@@ -105,7 +105,9 @@ def line_keys():
 
     kb = KeyBindings()
 
+    # c-j too: a line typed ahead while a turn runs (terminal in cooked mode) arrives with its Enter as \n
     @kb.add("enter")
+    @kb.add("c-j")
     def _enter(event):
         buf = event.current_buffer
         doc = buf.document
@@ -125,8 +127,9 @@ def line_keys():
 class Transcript:
     """Renders one turn as it happens: the user's run, each model action, each tool result, the outcome."""
 
-    def __init__(self, console: Console, label: str):
+    def __init__(self, console: Console, label: str, rate_hint: str = "/rate good"):
         self.c, self.label = console, label
+        self.rate_hint = rate_hint  # how to rate the episode from here ({id} is filled in)
         self.proposed: str | None = None
 
     def on_first(self, kind: str, code: str, r) -> None:
@@ -173,8 +176,8 @@ class Transcript:
                 why = res.episode.status if res.episode else "?"
                 c.print(f"[bold red]no working fix[/] [dim]({why})[/]")
             c.print(
-                f"[dim]episode {res.episode_id} · {escape(self.label)} · /rate good keeps it as a "
-                "training task[/]"
+                f"[dim]episode {res.episode_id} · {escape(self.label)} · "
+                f"{escape(self.rate_hint.format(id=res.episode_id))} keeps it as a training task[/]"
             )
 
 
@@ -239,7 +242,8 @@ class Confirm:
             return None
         if answer == "e":
             try:
-                edited = self.session().prompt("edit> ", default=action.code)
+                # key_bindings again: prompt() arguments stick to the session, and choose() set its own
+                edited = self.session().prompt("edit> ", default=action.code, key_bindings=line_keys())
             except EOFError:
                 return None
             if not edited.strip():
@@ -268,7 +272,7 @@ class Chat:
         history_path: Path | None = None,
     ):
         from iclaw.model import registry
-        from iclaw.store import Store
+        from iclaw.store import _check_file, default_db_path
         from iclaw.tools.sandbox import Sandbox
 
         self.console = console or Console(highlight=False)
@@ -276,18 +280,23 @@ class Chat:
         registry.resolve(model)  # a missing model fails here, in one line, before torch is imported
         self.cwd = Path(cwd or os.getcwd()).resolve()
         self.sandbox = Sandbox(workspace=True, net=net)
-        self.store = Store(db)
+        # Slow imports (torch ~2 s, sqlite-utils ~0.5 s on 2 busy cores) run on threads while the prompt is
+        # already up: typing the first command overlaps them. The first turn waits for what it needs.
+        # A --db that is not SQLite at all still fails here, in one line (a cheap header check).
+        self.db_path = Path(db) if db is not None else default_db_path()
+        _check_file(self.db_path)
+        self._store = None
+        self._opening = None  # Futures, started by _start()
         self.max_turns, self.temperature = max_turns, temperature
-        # The policy (torch import + checkpoint) loads on a thread while the prompt comes up: typing the
-        # first command overlaps the ~2 s of loading instead of waiting for it. The first turn waits.
         self._policy = None
-        self._loading = _load_in_background(model)
+        self._loading = None
+        self._started = False
         self._load_error: str | None = None
         self.last_episode: int | None = None
         self._failed_reload: str | None = None  # a checkpoint that failed to load: don't retry every turn
         self._input, self._output = input, output
         self.history_path = history_path or registry.iclaw_home() / "chat_history"
-        self._session = self._make_session()
+        self._session = None  # the prompt-toolkit session, made by run()
         self.confirm = Confirm(self.console, auto=yes, input=input, output=output)
 
     # -- prompt-toolkit -----------------------------------------------------------------------------
@@ -315,9 +324,30 @@ class Chat:
             enable_history_search=False,
         )
 
+    def _start(self) -> None:
+        """Start the slow loads. run() calls this only after its prompt session exists: the threads hold the
+        GIL for much of an import, and building the session under that contention took ~1.5 s, not 0.1 s."""
+        if self._started:
+            return
+        from iclaw.store import Store
+
+        self._started = True
+        model, path = self.model_name, self.db_path
+        self._opening = _in_background(lambda: Store(path), "iclaw-open-store")
+        self._loading = _in_background(lambda: _load_policy_and_tokenizer(model), "iclaw-load-policy")
+
+    @property
+    def store(self):
+        """The trajectory Store (waits for it to open; raises its IclawError if it cannot be opened)."""
+        self._start()
+        if self._store is None:
+            self._store = self._opening.result()
+        return self._store
+
     @property
     def policy(self):
         """The loaded Policy (waits for the background load), or None if it failed (message printed)."""
+        self._start()
         if self._loading is not None:
             fut, self._loading = self._loading, None
             if not fut.done():
@@ -350,6 +380,8 @@ class Chat:
 
     def run(self) -> None:
         c = self.console
+        self._session = self._session or self._make_session()
+        self._start()
         c.print(
             f"[bold]iclaw chat[/] · {escape(self.label)} · sandbox [bold]{self.sandbox.level}[/] · "
             f"workspace {escape(str(self.cwd))} · type a broken command, /help for more, Ctrl-D to exit"
@@ -371,22 +403,28 @@ class Chat:
                     break
             except KeyboardInterrupt:
                 c.print("[yellow]cancelled[/]")
+            except IclawError as e:  # e.g. the database cannot be written: say so, keep the session
+                c.print(f"[bold red]error:[/] {escape(str(e))}")
         c.print("[dim]bye[/]")
         self.close()
 
     def close(self) -> None:
-        if self._loading is not None:  # don't exit while a thread is half-way through importing torch
-            try:
-                self._loading.result()
-            except Exception:  # noqa: S110 — we are leaving anyway
-                pass
-        self.store.close()
+        # Don't exit while a thread is half-way through importing torch or opening the database.
+        for fut in (self._loading, self._opening):
+            if fut is not None:
+                try:
+                    fut.result()
+                except Exception:  # we are leaving anyway; a turn would have reported it
+                    pass
+        if self._opening is not None and self._opening.done() and self._opening.exception() is None:
+            self._opening.result().close()
 
     def handle(self, text: str) -> str | None:
         """One input: a slash command or a command to try and fix. Returns "quit" to end the session."""
         c = self.console
         if not text.strip():
             return None
+        text = clean_text(text)
         if len(text) > MAX_INPUT_CHARS:
             c.print(
                 f"[yellow]input is {len(text):,} characters; the limit is {MAX_INPUT_CHARS:,} — not run[/]"
@@ -410,6 +448,7 @@ class Chat:
         return None
 
     def turn(self, kind: str, code: str) -> FixResult | None:
+        store = self.store  # before anything runs: a database that cannot be opened fails the turn here
         if self.policy is None:
             self.console.print(
                 f"[yellow]no model loaded ({escape(self._load_error or '?')}); load one with /model NAME[/]"
@@ -420,7 +459,7 @@ class Chat:
 
         cfg = EpisodeConfig(max_turns=self.max_turns, temperature=self.temperature)
         fixer = Fixer(
-            self.policy, self.sandbox, self.store, cfg, self.cwd, source="chat", model_name=self.model_name
+            self.policy, self.sandbox, store, cfg, self.cwd, source="chat", model_name=self.model_name
         )
         view = Transcript(self.console, self.policy.label)
         res = fixer.run(
@@ -551,24 +590,28 @@ class Chat:
         return None
 
 
-def _load_in_background(name: str):
-    """A Future for load_policy(name), computed on a thread (torch releases the GIL in much of its import)."""
+def _in_background(fn, name: str):
+    """A Future for fn(), computed on a thread while the prompt is already up."""
     from concurrent.futures import Future
 
     fut: Future = Future()
 
     def work() -> None:
         try:
-            policy = load_policy(name)
-            from iclaw.model.tokenizer import get_tokenizer
-
-            get_tokenizer()  # build the BPE tables now too, not during the first turn
-            fut.set_result(policy)
+            fut.set_result(fn())
         except BaseException as e:  # handed to whoever waits on the future
             fut.set_exception(e)
 
-    threading.Thread(target=work, name="iclaw-load-policy", daemon=True).start()
+    threading.Thread(target=work, name=name, daemon=True).start()
     return fut
+
+
+def _load_policy_and_tokenizer(name: str):
+    from iclaw.model.tokenizer import get_tokenizer
+
+    policy = load_policy(name)
+    get_tokenizer()  # build the BPE tables now too, not during the first turn
+    return policy
 
 
 def stdin_is_tty() -> bool:

@@ -24,6 +24,7 @@ from iclaw.agent.policy import Policy
 from iclaw.agent.protocol import (
     STOP_TOKENS,
     Action,
+    cap_text,
     format_output,
     format_request,
     observation_tokens,
@@ -78,7 +79,7 @@ def now() -> str:
 
 
 def task_request(task) -> str:
-    output = (task.error or "").rstrip("\n")
+    output = cap_text((task.error or "").rstrip("\n"), 300)  # the end of an error says the most
     if task.broken_exit is not None:
         output = f"{output}\n[exit {task.broken_exit}]" if output else f"[exit {task.broken_exit}]"
     return format_request(task.kind, task.broken, output, task.test)

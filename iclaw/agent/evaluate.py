@@ -74,7 +74,7 @@ def evaluate(
     cfg: EpisodeConfig,
     k: int = 1,
     samples: int | None = None,
-    batch_tasks: int = 16,
+    batch_tasks: int = 64,
     seed: int = 0,
     store=None,
     progress=None,

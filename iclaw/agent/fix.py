@@ -71,6 +71,16 @@ class FixResult:
         }
 
 
+def clean_text(text: str) -> str:
+    """Undecodable bytes (a binary paste, a non-UTF-8 argv) arrive as lone surrogates, which SQLite and
+    the tokenizer refuse: turn them into U+FFFD so garbage in is logged as garbage, not a crash."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
+        raw = text.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace")
+
+
 def classify(text: str) -> tuple[str, str]:
     """(kind, code) for what the user typed. The rule (documented in `iclaw chat` /help):
 
@@ -80,6 +90,8 @@ def classify(text: str) -> tuple[str, str]:
     anything else                         → bash
     """
     stripped = text.strip("\n")
+    if stripped.strip() in ("/py", "/sh"):
+        return ("python" if stripped.strip() == "/py" else "bash"), ""
     for prefix, kind in (("/py ", "python"), ("/py\n", "python"), ("/sh ", "bash"), ("/sh\n", "bash")):
         if stripped.startswith(prefix):
             return kind, stripped[len(prefix) :].strip("\n")
@@ -256,6 +268,7 @@ def fix_main(
     from iclaw.store import Store
     from iclaw.tools.sandbox import Sandbox
 
+    command = clean_text(command)
     kind, code = ("python", command) if python else classify(command)
     if not code.strip():
         raise IclawError("COMMAND: empty command")
@@ -292,7 +305,7 @@ def fix_main(
 
         cfg = EpisodeConfig(max_turns=max_turns, temperature=temperature)
         fixer = Fixer(policy, sandbox, store, cfg, Path(cwd or os.getcwd()), source="fix", model_name=model)
-        view = Transcript(err, policy.label)
+        view = Transcript(err, policy.label, rate_hint="iclaw replay {id} --rate good")
         res = fixer.run(
             kind,
             code,

@@ -14,7 +14,9 @@ import typer
 
 from iclaw.errors import IclawError
 
-data_app = typer.Typer(help="Pretraining data: text files -> nanoGPT-style token files.", no_args_is_help=True)
+data_app = typer.Typer(
+    help="Pretraining data: text files -> nanoGPT-style token files.", no_args_is_help=True
+)
 bench_app = typer.Typer(help="Benchmarks that print a table and write JSON.", no_args_is_help=True)
 
 _SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}
@@ -40,13 +42,25 @@ def data_prep(
     out: Path = typer.Option(..., "--out", help="Directory to write train.bin, val.bin and meta.json into."),
     max_files: int = typer.Option(None, "--max-files", help="Use at most this many files."),
     max_tokens: str = typer.Option(None, "--max-tokens", help="Stop after this many tokens (e.g. 5M)."),
-    val_frac: float = typer.Option(0.05, "--val-frac", help="Fraction of the token stream held out as val.bin."),
+    val_frac: float = typer.Option(
+        0.05, "--val-frac", help="Fraction of the token stream held out as val.bin."
+    ),
+    no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep the files' order (default: shuffled)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the document shuffle."),
 ) -> None:
     """Tokenize text with the GPT-2 tokenizer (<|endoftext|> after each document) into uint16 train.bin/val.bin."""
     from iclaw.train.data import prep
 
     cap = parse_count(max_tokens, "--max-tokens") if max_tokens else None
-    meta = prep(list(inputs or []), out, max_files=max_files, max_tokens=cap, val_frac=val_frac)
+    meta = prep(
+        list(inputs or []),
+        out,
+        max_files=max_files,
+        max_tokens=cap,
+        val_frac=val_frac,
+        shuffle=not no_shuffle,
+        seed=seed,
+    )
     print(
         f"{out}: {meta['train_tokens']:,} train + {meta['val_tokens']:,} val tokens from {meta['files']:,} files"
         + (f" ({meta['skipped_files']} binary/undecodable skipped)" if meta["skipped_files"] else "")
@@ -111,7 +125,9 @@ def bench_arch_cmd(
     batch: int = typer.Option(8, "--batch"),
     seq: int = typer.Option(256, "--seq"),
     lr: float = typer.Option(2e-3, "--lr", help="The same peak learning rate for every variant."),
-    variants: str = typer.Option(None, "--variants", help="Comma-separated subset of mha,rope,mla,moe,mla+moe,muon."),
+    variants: str = typer.Option(
+        None, "--variants", help="Comma-separated subset of mha,rope,mla,moe,mla+moe,muon."
+    ),
 ) -> None:
     """Train mha, rope, mla, moe, mla+moe and muon on the same data and tokens; compare loss, speed, KV cache."""
     from rich.console import Console
@@ -120,7 +136,7 @@ def bench_arch_cmd(
 
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
     result = bench_arch.run(config=config, tokens=parse_count(tokens, "--tokens"), data=data, batch=batch, seq=seq,
-                            lr=lr, variants=names)  # fmt: skip
+                            lr=lr, variants=names, out=out)  # fmt: skip
     png = bench_arch.save(result, out)
     console = Console()
     console.print(bench_arch.table(result))

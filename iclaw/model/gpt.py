@@ -48,7 +48,7 @@ class GPTConfig:
     kv_lora_rank: int = 0  # size of the compressed KV latent (0 -> 4 * hs, DeepSeek-V2's 512 for hs 128)
     q_lora_rank: int = 0  # query compression rank; 0 = no query compression (as in DeepSeek-V2-Lite)
     qk_nope_head_dim: int = 0  # per-head query/key dims without position (0 -> hs)
-    qk_rope_head_dim: int = 0  # dims of the decoupled RoPE query/key, the key shared by all heads (0 -> hs / 2)
+    qk_rope_head_dim: int = 0  # decoupled RoPE query/key dims; one such key for all heads (0 -> hs / 2)
     v_head_dim: int = 0  # per-head value dims (0 -> hs)
     # --- MLP: "dense" = GPT-2's 4x GELU MLP; "moe" = shared experts + top-k of routed experts
     mlp: str = "dense"
@@ -210,7 +210,10 @@ class CausalSelfAttention(nn.Module):
         """Per-layer cache: what this attention keeps per token. Plain MHA keeps k and v for every head."""
         hd = self.n_embd // self.n_head
         shape = (batch, self.n_head, max_len, hd)
-        return {"k": torch.zeros(shape, device=device, dtype=dtype), "v": torch.zeros(shape, device=device, dtype=dtype)}
+        return {
+            "k": torch.zeros(shape, device=device, dtype=dtype),
+            "v": torch.zeros(shape, device=device, dtype=dtype),
+        }
 
     def forward(self, x, rope=None, mask=None, cache=None, start: int = 0):
         B, T, C = x.size()
@@ -251,13 +254,13 @@ class MultiHeadLatentAttention(nn.Module):
         self.dn, self.dr, self.dv = config.qk_nope_head_dim, config.qk_rope_head_dim, config.v_head_dim
         self.kv_lora_rank = config.kv_lora_rank
         qk = self.dn + self.dr
-        if config.q_lora_rank:  # queries through their own low-rank bottleneck (saves activations in training)
+        if config.q_lora_rank:  # queries through their own low-rank bottleneck (less activation memory)
             self.wq_a = nn.Linear(C, config.q_lora_rank, bias=False)
             self.q_norm = RMSNorm(config.q_lora_rank)
             self.wq_b = nn.Linear(config.q_lora_rank, nh * qk, bias=False)
         else:
             self.wq = nn.Linear(C, nh * qk, bias=False)
-        self.wkv_a = nn.Linear(C, self.kv_lora_rank + self.dr, bias=False)  # down: latent + the shared RoPE key
+        self.wkv_a = nn.Linear(C, self.kv_lora_rank + self.dr, bias=False)  # down: latent + shared RoPE key
         self.kv_norm = RMSNorm(self.kv_lora_rank)
         self.wkv_b = nn.Linear(self.kv_lora_rank, nh * (self.dn + self.dv), bias=False)  # up: k_nope and v
         self.c_proj = nn.Linear(nh * self.dv, C, bias=config.bias)
@@ -379,7 +382,7 @@ class MoE(nn.Module):
         idx, w = self.route(x)
         y = torch.zeros_like(x)
         for e, expert in enumerate(self.experts):
-            rows, slot = (idx == e).nonzero(as_tuple=True)  # the tokens that picked expert e, and in which slot
+            rows, slot = (idx == e).nonzero(as_tuple=True)  # tokens that picked expert e, and in which slot
             if rows.numel():
                 y.index_add_(0, rows, (expert(x[rows]) * w[rows, slot, None]).to(y.dtype))
         if self.shared is not None:
@@ -417,7 +420,9 @@ class KVCache:
         """Bytes cached per position per row, summed over layers (what a long context costs in memory).
         Every cache tensor is laid out with the batch first and one `max_len` axis."""
         return sum(
-            t.numel() // (t.shape[0] * self.max_len) * t.element_size() for layer in self.layers for t in layer.values()
+            t.numel() // (t.shape[0] * self.max_len) * t.element_size()
+            for layer in self.layers
+            for t in layer.values()
         )
 
     def select_rows(self, rows: torch.Tensor) -> None:
@@ -505,7 +510,9 @@ class GPT(nn.Module):
         B, T = idx.size()
         start = cache.length if cache is not None else 0
         if start + T > self.config.block_size:
-            raise IclawError(f"sequence of {start + T} tokens exceeds the model's block size {self.config.block_size}")
+            raise IclawError(
+                f"sequence of {start + T} tokens exceeds the model's block size {self.config.block_size}"
+            )
         if pos is None:
             pos = torch.arange(start, start + T, device=idx.device)[None, :].expand(B, T)
         x = self.transformer.wte(idx)
@@ -526,7 +533,9 @@ class GPT(nn.Module):
         logits = self.lm_head(x)
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
+            loss = F.cross_entropy(
+                logits.float().view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1
+            )
         return logits, loss
 
 

@@ -40,7 +40,7 @@ def default_data(min_tokens: int, progress: bool) -> Path:
     from iclaw.train.data import prep
 
     cap = max(2_000_000, int(min_tokens * 1.2))
-    out = iclaw_home() / "data" / f"stdlib-{cap}"
+    out = iclaw_home() / "data" / f"stdlib-shuffled-{cap}"
     if not (out / "meta.json").is_file():
         prep([], out, max_tokens=cap, progress=progress)
     return out
@@ -72,7 +72,10 @@ def run(
     sample_new: int = 64,
     seed: int = 1337,
     progress: bool = True,
+    out: Path | None = None,
 ) -> dict:
+    """Train and measure every variant; with `out`, the JSON is rewritten after each variant (a long run
+    that is interrupted keeps what it finished)."""
     names = variants or list(VARIANTS)
     bad = [n for n in names if n not in VARIANTS]
     if bad:
@@ -126,6 +129,8 @@ def run(
             "history": s["history"],
         }
         result["variants"][name] = r
+        if out is not None:
+            save(result, out, with_plot=False)
     result["loadavg_end"] = os.getloadavg()
     return result
 
@@ -137,7 +142,10 @@ def table(result: dict):
               f"(batch {result['batch']} x seq {result['seq']}, lr {result['lr']:g})")  # fmt: skip
     for col in ("variant", "params", "active", "val loss", "ppl", "train tok/s", "MFU", "sample tok/s",
                 "KV B/token"):  # fmt: skip
-        t.add_column(col, justify="left" if col == "variant" else "right")
+        if col == "variant":
+            t.add_column(col, no_wrap=True, min_width=7)
+        else:
+            t.add_column(col, justify="right")
     for name, r in result["variants"].items():
         t.add_row(
             name,
@@ -189,7 +197,7 @@ def plot(result: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def save(result: dict, out: Path) -> Path:
+def save(result: dict, out: Path, with_plot: bool = True) -> Path:
     """Write the JSON (floats as numbers, NaN as null) and the PNG beside it; returns the PNG path."""
     out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -202,7 +210,10 @@ def save(result: dict, out: Path) -> Path:
             return [clean(x) for x in v]
         return v
 
-    out.write_text(json.dumps(clean(result), indent=1) + "\n")
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(clean(result), indent=1) + "\n")
+    tmp.replace(out)
     png = out.with_suffix(".png")
-    plot(result, png)
+    if with_plot:
+        plot(result, png)
     return png

@@ -61,7 +61,7 @@ def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float = 0.0,
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    fused = next(model.parameters()).device.type == "cuda"
+    fused = next(model.parameters()).device.type in ("cuda", "cpu")  # one kernel instead of a loop per tensor
     return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=fused)
 
 

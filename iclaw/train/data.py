@@ -4,8 +4,8 @@
     train.bin, val.bin   GPT-2 token ids as a flat uint16 array (np.memmap-able, as nanoGPT's prepare.py
                          writes them); documents are joined with <|endoftext|> after each one
     meta.json            {"vocab_size", "dtype", "eot", "train_tokens", "val_tokens", "files", ...}
-The last `val_frac` of the token stream becomes val.bin (nanoGPT's split). Tokens are streamed to disk as
-they are produced, so corpora larger than memory are fine.
+Documents are shuffled (seeded) and the last `val_frac` of the token stream becomes val.bin (nanoGPT's
+split). Tokens are streamed to disk as they are produced, so corpora larger than memory are fine.
 
 With no inputs the corpus is the Python standard library's own .py sources: always present, offline, and
 close to what iclaw's agent reads and writes.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sysconfig
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -88,6 +89,8 @@ def prep(
     max_files: int | None = None,
     max_tokens: int | None = None,
     val_frac: float = 0.05,
+    shuffle: bool = True,
+    seed: int = 0,
     progress: bool = True,
 ) -> dict:
     """Tokenize `inputs` (files and directories; none = the stdlib's .py files) into out/train.bin, val.bin,
@@ -98,6 +101,10 @@ def prep(
         raise IclawError(f"--val-frac {val_frac}: must be between 0 and 1")
     default = not inputs
     files = stdlib_files() if default else collect_files(inputs)
+    if shuffle:
+        # training reads the file in order, so mix documents: then any prefix of train.bin (a short run, the
+        # --max-tokens cap) and the val tail sample the whole corpus, not its alphabetically first part
+        random.Random(seed).shuffle(files)
     if max_files is not None:
         files = files[:max_files]
     if not files:
@@ -151,6 +158,7 @@ def prep(
         "files": n_docs,
         "skipped_files": skipped,
         "source": "python-stdlib" if default else [str(p) for p in inputs],
+        "shuffle_seed": seed if shuffle else None,
     }
     _write_atomic(out / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())
     return meta

@@ -15,6 +15,7 @@ no demonstrations of those behaviours, so SFT can only guess; GRPO gets credit w
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from iclaw.train.runs import console, report_table, write_json
 
 @dataclass
 class DemoConfig:
-    train_per_family: int = 60
+    train_per_family: int = 150
     heldout_per_family: int = 12
     sft_minutes: float = 4.0
     grpo_minutes: float = 5.0
@@ -38,7 +39,7 @@ class DemoConfig:
     beta: float = 0.04
     kl_max: float = 0.5
     temperature: float = 1.0
-    sft_lr: float = 1e-3
+    sft_lr: float = 2e-3
     seed: int = 0
     out_dir: str = "runs/demo"
     preset: str = "tiny"
@@ -98,7 +99,7 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     demos = demonstrations(single, sandbox)
     torch.manual_seed(cfg.seed)
     model = GPT(preset(cfg.preset)).to(dev)
-    sft_cfg = SFTConfig(lr=cfg.sft_lr, steps=None, minutes=cfg.sft_minutes, seed=cfg.seed)
+    sft_cfg = SFTConfig(lr=cfg.sft_lr, batch_size=16, steps=None, minutes=cfg.sft_minutes, seed=cfg.seed)
     run_id = new_run_id("demo-sft")
     log = MetricsLog(run_id, store, out.parent)
     console.print(
@@ -143,8 +144,13 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         kl_max=cfg.kl_max,
         seed=cfg.seed,
     )
+    # GRPO's pool: every task of the families where the first attempt often fails or no reference exists,
+    # plus as many from the other families, so the skills SFT taught are rehearsed rather than forgotten
+    focus = [t for t in train if t.family in hard]
+    rest = [t for t in train if t.family not in hard]
+    pool = focus + random.Random(cfg.seed).sample(rest, min(len(rest), len(focus)))
     grpo = train_grpo(
-        g, train, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent)
+        g, pool, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent)
     )
     reports["demo (GRPO)"] = held_out("demo")
 

@@ -163,21 +163,14 @@ def full_kl_loss(
 # ------------------------------------------------------------------------------------ heads at positions
 
 
-def _body_and_head(model):
-    """The GPT inside a DDP wrapper (.module): its `hidden` trunk and its `lm_head`."""
-    m = model if hasattr(model, "hidden") else model.module
-    return m.hidden, m.lm_head
-
-
 def position_logits(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Logits (N, V) predicting idx[:, t+1] at the N positions where mask (B, T-1) is 1, in the model's
     compute dtype. The 50k-wide head runs only there (cf. rollout.logprobs_and_entropy)."""
-    hidden, head = _body_and_head(model)
-    h = hidden(idx[:, :-1])
-    return head(h[mask.bool()])
+    h = model.hidden(idx[:, :-1])
+    return model.lm_head(h[mask.bool()])
 
 
-def _chunked_logprobs(model, batch: Batch, device, amp: bool, rows: int, with_entropy: bool = False):
+def chunked_logprobs(model, batch: Batch, device, amp: bool, rows: int, with_entropy: bool = False):
     """logprobs_and_entropy over the batch in chunks of `rows`, run on `device`, results on the batch's
     device. The model may live elsewhere (the teacher on its own GPU)."""
     from iclaw.model.gpt import autocast
@@ -416,6 +409,8 @@ def train_distill(
             f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
         )
     tdev = torch.device(cfg.teacher_device) if cfg.teacher_device else dev
+    if tdev.type == "cuda" and tdev.index is None and dev.type == "cuda":
+        tdev = dev  # plain "cuda" under torchrun means this rank's GPU, not every rank on GPU 0
 
     start_step, trainer_state = 0, None
     teacher_name = cfg.teacher
@@ -519,8 +514,8 @@ def train_distill(
 
             t1 = time.time()
             batch = collate_episodes(eps).to(dev)
-            logp_old, ent = _chunked_logprobs(model, batch, dev, cfg.amp, cfg.micro_batch, with_entropy=True)
-            logp_tch, _ = _chunked_logprobs(teacher, batch, tdev, cfg.amp, cfg.micro_batch)
+            logp_old, ent = chunked_logprobs(model, batch, dev, cfg.amp, cfg.micro_batch, with_entropy=True)
+            logp_tch, _ = chunked_logprobs(teacher, batch, tdev, cfg.amp, cfg.micro_batch)
             t_teacher = time.time() - t1
             mask = batch.mask
             n_tok = mask.sum().clamp(min=1).item()
@@ -563,7 +558,8 @@ def train_distill(
             history.append(m)
             if metrics_log is not None:
                 metrics_log.log(step, m)
-            progress(1, kl=m["kl_to_teacher"], reward=m["reward_mean"], pass_rate=m["pass_rate"])
+            kl_shown = {"kl_full": m["kl_full"]} if "kl_full" in m else {"kl": m["kl_to_teacher"]}
+            progress(1, **kl_shown, reward=m["reward_mean"], pass_rate=m["pass_rate"])
             if rank == 0 and (step % cfg.save_every == 0 or step == cfg.steps):
                 last_ckpt = publish(step)
     if summary["stopped"] == "time budget reached" and rank == 0 and step > start_step:

@@ -17,6 +17,7 @@ a CPU too. FLOPs per token: GPT.flops_per_token (6 N_active + attention).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -70,8 +71,10 @@ def lr_at(step: int, total: int, cfg: PretrainConfig) -> float:
     return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+@functools.cache
 def measure_peak_flops(device: torch.device, dtype: torch.dtype, seconds: float = 0.5) -> float:
-    """FLOP/s of a large square matmul in `dtype` on `device`: the practical peak MFU is measured against."""
+    """FLOP/s of a large square matmul in `dtype` on `device`: the practical peak MFU is measured against.
+    Measured once per process (cached), so runs in one process (bench arch's variants) share a denominator."""
     n = 4096 if device.type == "cuda" else 1024
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)

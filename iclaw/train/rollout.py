@@ -81,8 +81,9 @@ class Scorer(torch.nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, idx: torch.Tensor, mask: torch.Tensor | None = None):
-        return logprobs_and_entropy(self.model, idx, mask)[0]
+    def forward(self, idx: torch.Tensor, mask: torch.Tensor | None = None, with_entropy: bool = False):
+        logp, ent = logprobs_and_entropy(self.model, idx, mask, with_entropy)
+        return logp, (ent.detach() if ent is not None else None)
 
 
 def rollout(

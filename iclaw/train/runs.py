@@ -103,7 +103,9 @@ def run_grpo(
             raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
         state = load_trainer_state(registry.resolve(cfg.out))
         if state is None or state.get("kind") != "grpo":
-            raise IclawError(f"--resume: {registry.resolve(cfg.out)} has no GRPO trainer state to resume from")
+            raise IclawError(
+                f"--resume: {registry.resolve(cfg.out)} has no GRPO trainer state to resume from"
+            )
     else:
         registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)

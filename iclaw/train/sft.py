@@ -1,13 +1,17 @@
 """SFT warm-up: imitate reference fixes written in the agent's protocol, so GRPO starts from a policy that
 sometimes succeeds.
 
-A demonstration is what a perfect single-turn episode looks like, with the real observation of running the
-reference in a fresh fixture:
+A demonstration is the single-turn answer a reference fix gives:
 
-    <|user|>{broken + its error}<|end|><|assistant|>  <|bash|>{reference}<|end|>  <|obs|>{output}<|end|><|assistant|>  <|done|>
-                       mask 0                              mask 1                          mask 0                     mask 1
+    <|user|>{broken + its error}<|end|><|assistant|>  <|bash|>{reference}<|end|>
+                       mask 0                              mask 1
 
-Only policy tokens are trained on (the same mask GRPO uses), so the model never learns to predict tool output.
+Only policy tokens are trained on (the same mask GRPO uses). Deliberately nothing after the fix: a
+demonstration cannot show what to do with an observation (stop after a success, try something else after a
+failure, look around first), because no demonstration of that exists. Appending "observation → <|done|>" to
+every demonstration teaches the policy to stop after *any* observation (measured: p(<|done|>) = 1.000 after a
+failed attempt), which leaves reinforcement learning nothing to explore. Those behaviours are GRPO's to learn.
+`observe=True` still builds the longer form (the reference is run for its real observation).
 """
 
 from __future__ import annotations
@@ -40,32 +44,37 @@ class SFTConfig:
     amp: bool = True  # bf16 autocast where supported
 
 
-def demonstrations(tasks: list, sandbox, obs_chars: int = 300) -> list[tuple[list[int], list[int]]]:
-    """(tokens, mask) for every task that has a reference fix; the reference is run for its observation."""
+def demonstrations(
+    tasks: list, sandbox=None, obs_chars: int = 300, observe: bool = False
+) -> list[tuple[list[int], list[int]]]:
+    """(tokens, mask) for every task that has a reference fix. With `observe`, the reference is run in a fresh
+    fixture and its observation plus <|done|> are appended (needs `sandbox`)."""
     usable = [t for t in tasks if t.reference]
-    if not usable:
-        return []
+    out = []
+    results = _run_references(usable, sandbox) if observe else [None] * len(usable)
+    for t, r in zip(usable, results):
+        prompt = request_tokens(task_request(t))
+        act = action_tokens(t.kind, t.reference)
+        toks, mask = prompt + act, [0] * len(prompt) + [1] * len(act)
+        if r is not None:
+            ob = observation_tokens(format_output(r.stdout, r.stderr, r.exit_code, obs_chars))
+            done = action_tokens("done", None)
+            toks, mask = toks + ob + done, mask + [0] * len(ob) + [1] * len(done)
+        out.append((toks, mask))
+    return out
+
+
+def _run_references(tasks: list, sandbox) -> list:
     from iclaw.tasks.task import write_fixture
 
     with tempfile.TemporaryDirectory(prefix="iclaw-sft-") as root:
         dirs = []
-        for i, t in enumerate(usable):
+        for i, t in enumerate(tasks):
             d = Path(root) / f"{i:05d}"
             d.mkdir()
             write_fixture(t.files or {}, d)
             dirs.append(d)
-        results = sandbox.run_many([(t.kind, t.reference, d) for t, d in zip(usable, dirs)])
-    out = []
-    for t, r in zip(usable, results):
-        obs = format_output(r.stdout, r.stderr, r.exit_code, obs_chars)
-        prompt = request_tokens(task_request(t))
-        act = action_tokens(t.kind, t.reference)
-        ob = observation_tokens(obs)
-        done = action_tokens("done", None)
-        toks = prompt + act + ob + done
-        mask = [0] * len(prompt) + [1] * len(act) + [0] * len(ob) + [1] * len(done)
-        out.append((toks, mask))
-    return out
+        return sandbox.run_many([(t.kind, t.reference, d) for t, d in zip(tasks, dirs)])
 
 
 def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -102,7 +111,7 @@ def train_sft(
             order += fresh
         batch_ids, order = order[: cfg.batch_size], order[cfg.batch_size :]
         b = collate([examples[i][0] for i in batch_ids], [examples[i][1] for i in batch_ids]).to(device)
-        lr = _lr(step, cfg)
+        lr = _lr(step, cfg, time.time() - t0)
         for g in opt.param_groups:
             g["lr"] = lr
         with autocast(device, cfg.amp):
@@ -126,10 +135,12 @@ def train_sft(
     return {"steps": step, "seconds": time.time() - t0, "loss": ema, "tokens": tokens}
 
 
-def _lr(step: int, cfg: SFTConfig) -> float:
+def _lr(step: int, cfg: SFTConfig, elapsed: float = 0.0) -> float:
+    """Linear warm-up, then cosine decay to min_lr_frac · lr over the budget (steps, or wall-clock time)."""
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
-    if cfg.steps is None:  # time budget: constant after warm-up (the end is not known in steps)
-        return cfg.lr
-    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    if cfg.steps is not None:
+        frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    else:
+        frac = elapsed / max(1e-9, cfg.minutes * 60)
     return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))

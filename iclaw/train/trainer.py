@@ -11,7 +11,8 @@
 
 logp_old: the sampler returns the log-prob of every token it drew, but it samples from a bf16 copy of the
 weights for speed. The ratio exp(logp_new - logp_old) must be exactly 1 before the first update, or clipping
-acts on numerical noise, so logp_old is recomputed with the trainer's own forward (as TRL and verl do); the
+acts on numerical noise, so logp_old comes from the trainer's own forward (as in TRL and verl): with one PPO
+epoch it is the update's forward itself, detached; with several, one no-grad forward before the first. The
 gap to the sampler's log-probs is logged as `sampler_logp_gap`.
 """
 
@@ -108,10 +109,13 @@ def grpo_update(
         sync = ddp_model.no_sync() if (ddp_model is not None and i < n_mb - 1) else nullcontext()
         with sync:
             with autocast(device, cfg.amp):
-                logp_new = fwd(mb.idx, mb.mask)
+                logp_new, ent = fwd(mb.idx, mb.mask, True)
+            # one PPO epoch: the policy that sampled is the one being updated, so logp_old is this very
+            # forward, detached (ratio exactly 1; TRL does the same) — no second forward needed
+            old = logp_new.detach() if logp_old is None else logp_old[sl]
             loss, stats = grpo_loss(
                 logp_new,
-                logp_old[sl],
+                old,
                 None if logp_ref is None else logp_ref[sl],
                 adv[sl],
                 mb.mask,
@@ -124,6 +128,9 @@ def grpo_update(
             )
             (loss * share).backward()
         w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
+        n_mb_tok = mb.mask.sum().clamp(min=1)
+        stats["entropy"] = ((ent * mb.mask).sum() / n_mb_tok).item()
+        stats["sampler_logp_gap"] = ((old - mb.sampler_logp).abs() * mb.mask).sum().item() / n_mb_tok.item()
         for k, v in stats.items():
             stats_acc[k] = stats_acc.get(k, 0.0) + v * w
         stats_acc["loss"] = stats_acc.get("loss", 0.0) + loss.item() * share / world
@@ -296,22 +303,23 @@ def train_grpo(
                 batch = batch.rows(sel)
                 adv_sel = adv.to(dev)[sel]
                 with torch.no_grad(), _amp(dev, cfg.amp):
-                    logp_old, ent = logprobs_and_entropy(model, batch.idx, batch.mask, with_entropy=True)
+                    # several PPO epochs need logp_old frozen before the first update; one epoch does not
+                    logp_old = None
+                    if cfg.ppo_epochs > 1:
+                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask)[0]
                     logp_ref = (
                         logprobs_and_entropy(ref, batch.idx, batch.mask)[0] if ref is not None else None
                     )
-                n_tok = batch.mask.sum().clamp(min=1)
-                m["entropy"] = ((ent * batch.mask).sum() / n_tok).item()
-                m["sampler_logp_gap"] = (
-                    (logp_old - batch.sampler_logp).abs() * batch.mask
-                ).sum().item() / n_tok.item()
+                first = None
                 for _ in range(cfg.ppo_epochs):
                     stats = grpo_update(
                         model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ddp_model=ddp_model
                     )
+                    first = first or stats
                     if stats.get("skipped"):
                         echo(f"step {step}: non-finite loss or gradient — update skipped")
                         break
+                m["entropy"], m["sampler_logp_gap"] = first["entropy"], first["sampler_logp_gap"]
                 policy.sync()
             m.update(
                 {

@@ -22,6 +22,7 @@ COMMANDS = [
     ("grep", "W FILE"),
     ("tac", "FILE"),
     ("echo", "W"),
+    ("ls", ""),
 ]
 
 
@@ -29,8 +30,8 @@ def make(rng: random.Random) -> Instance:
     cmd, args = rng.choice(COMMANDS)
     fname, lines = list_fixture(rng)
     args = args.replace("FILE", fname).replace("K", str(rng.randint(1, 3))).replace("W", rng.choice(lines))
-    files = {fname: "\n".join(lines) + "\n"} if fname in args else {}
-    return Instance(broken=f"{typo(rng, cmd)} {args}", reference=f"{cmd} {args}", files=files)
+    files = {fname: "\n".join(lines) + "\n"} if fname in args or cmd == "ls" else {}
+    return Instance(broken=f"{typo(rng, cmd)} {args}".strip(), reference=f"{cmd} {args}".strip(), files=files)
 
 
 FAMILY = Family(

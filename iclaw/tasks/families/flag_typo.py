@@ -22,14 +22,17 @@ OPTIONS = [
     ("cat", "number", "--{}", "FILE"),
     ("grep", "count", "--{}", "W FILE"),
     ("grep", "ignore-case", "--{}", "W FILE"),
+    ("mkdir", "parents", "--{}", "--verbose DIR"),
 ]
 
 
 def make(rng: random.Random) -> Instance:
     cmd, word, form, rest = rng.choice(OPTIONS)
     fname, lines = list_fixture(rng)
-    rest = rest.replace("FILE", fname).replace(
-        "W", rng.choice(lines).upper() if "ignore" in word else rng.choice(lines)
+    rest = (
+        rest.replace("FILE", fname)
+        .replace("DIR", f"{rng.choice(['out', 'build', 'logs', 'tmp2'])}/{rng.choice(lines)}")
+        .replace("W", rng.choice(lines).upper() if "ignore" in word else rng.choice(lines))
     )
     k = str(rng.randint(1, 3))
     good = form.format(word).replace("K", k)

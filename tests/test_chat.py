@@ -1,0 +1,283 @@
+"""`iclaw chat` driven for real: the REPL reads keys from a prompt-toolkit pipe input (in-process) or from a
+pseudo-terminal (a separate process), runs commands in the bwrap sandbox, samples a tiny GPT, and writes a real
+SQLite file whose rows the tests check. Nothing is mocked."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+from test_chat_support import (
+    BROKEN,
+    Pty,
+    emitter_model,
+    iclaw_argv,
+    one_thread,
+    paste,
+    publish,
+    send_later,
+    subprocess_env,
+    tiny_model,
+    use_home,
+)
+
+from iclaw.agent.chat import Chat
+from iclaw.agent.fix import classify
+from iclaw.errors import IclawError
+from iclaw.model import registry
+from iclaw.store import Store
+
+ENTER, CTRL_C, CTRL_D, CTRL_U, ESC_ENTER = "\r", "\x03", "\x04", "\x15", "\x1b\r"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    d = tmp_path / "ws"
+    d.mkdir()
+    return d
+
+
+def run_chat(tmp_path, ws, keys, **kw) -> tuple[Chat, str]:
+    """Run a whole chat session over a pipe input that receives `keys`; returns (chat, printed text)."""
+    out = io.StringIO()
+    with create_pipe_input() as inp, one_thread():
+        chat = Chat(
+            kw.pop("model", "demo"),
+            db=tmp_path / "t.db",
+            cwd=ws,
+            console=Console(file=out, width=400, highlight=False),
+            input=inp,
+            output=DummyOutput(),
+            history_path=tmp_path / "history",
+            **{"max_turns": 1, "temperature": 0.0, **kw},
+        )
+        send_later(inp, keys)
+        chat.run()
+    return chat, out.getvalue()
+
+
+def test_classify_rule():
+    assert classify("ehco hi") == ("bash", "ehco hi")
+    assert classify("/py print(1)") == ("python", "print(1)")
+    assert classify("python: print(1)") == ("python", "print(1)")
+    assert classify("python:\nx = 1\nprint(x)") == ("python", "x = 1\nprint(x)")
+    assert classify("x = 1\nprint(x)") == ("python", "x = 1\nprint(x)")  # multi-line → a pasted snippet
+    assert classify("/sh cd /tmp\nls") == ("bash", "cd /tmp\nls")
+    assert classify("/py") == ("python", "") and classify("/usr/bin/pyhton -V") == (
+        "bash",
+        "/usr/bin/pyhton -V",
+    )
+
+
+def test_session_edit_approve_rate_logged(tmp_path, ws, monkeypatch):
+    """Type a broken command; the model proposes a fix; the user edits it (`e`), it runs; /rate good; Ctrl-D.
+    The rows: one chat episode (model, checkpoint, rating good), its user turn, the user's own run at turn 0
+    (exit 127), then the edited command (exit 0) — and `tasks mine` turns it into a task."""
+    use_home(monkeypatch, tmp_path / "home")
+    ckpt = publish("demo", emitter_model())
+    keys = [
+        BROKEN + ENTER,
+        "e",
+        CTRL_U + "echo hi there" + ENTER,
+        "/rate good" + ENTER,
+        "/history" + ENTER,
+        CTRL_D,
+    ]
+    chat, out = run_chat(tmp_path, ws, keys)
+    assert "model (turn 1)" in out and "you (edited)" in out and "fixed: echo hi there" in out, out
+    assert "rated good" in out and "bye" in out
+
+    with Store(tmp_path / "t.db") as store:
+        (row,) = store.episodes(source="chat")
+        ep = store.episode(row["id"])
+    assert ep["model"] == "demo" and ep["checkpoint"] == ckpt and ep["rating"] == "good"
+    assert ep["final_command"] == "echo hi there"
+    calls = [(c["turn"], c["tool"], c["input"], c["exit_code"]) for c in ep["tool_calls"]]
+    assert calls == [(0, "bash", BROKEN, 127), (0, "bash", "echo hi there", 0)]
+    assert ep["tool_calls"][1]["stdout"] == "hi there\n" and ep["tool_calls"][1]["cwd"] == str(ws)
+    assert ep["meta"]["fixed"] is True and ep["meta"]["sandbox"] in ("bwrap", "none")
+    assert ep["meta"]["approvals"] == [
+        {"turn": 0, "proposed": "echo hi", "decision": "edited", "ran": "echo hi there"}
+    ]
+    assert [t["role"] for t in ep["turns"]][:2] == ["user", "assistant"] and BROKEN in ep["turns"][0]["text"]
+    assert (tmp_path / "history").read_text().count(BROKEN) == 1  # persistent prompt history
+
+    from iclaw.tasks.mine import mine_tasks
+
+    mined = mine_tasks(tmp_path / "t.db", check=False)
+    assert [(t.broken, t.reference) for t in mined] == [(BROKEN, "echo hi there")]
+
+
+def test_yes_decline_and_multiline_python(tmp_path, ws, monkeypatch):
+    """Ctrl-C at the confirmation cancels the turn (logged as cancelled), Ctrl-C at the prompt only clears
+    the line; `n` declines (nothing runs); `a` approves this and every later command; a trailing backslash
+    and Esc+Enter make a multi-line input, which is Python."""
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    keys = [
+        BROKEN + ENTER,
+        CTRL_C,  # at "run it?": the turn is cancelled, the session goes on
+        "half-typed" + CTRL_C,  # at the prompt: the line is dropped
+        BROKEN + ENTER,
+        "n",  # declined: only the user's own run is logged
+        BROKEN + ENTER,
+        "a",  # always: runs, and auto-approve is on from here
+        "x = 1\\" + ENTER + "print(x +" + ESC_ENTER + ")" + ENTER,  # python, fails with a SyntaxError
+        "/yes" + ENTER,
+        "/quit" + ENTER,
+    ]
+    chat, out = run_chat(tmp_path, ws, keys)
+    assert "cancelled · logged as episode 1" in out
+    assert "declined" in out and "auto-approve on" in out and "auto-approve off" in out
+    with Store(tmp_path / "t.db") as store:
+        eps = [store.episode(r["id"]) for r in reversed(store.episodes(source="chat"))]
+    assert [len(e["tool_calls"]) for e in eps] == [1, 1, 2, 2]
+    assert eps[0]["meta"]["end"] == "cancelled" and eps[0]["meta"]["approvals"] == []
+    assert eps[1]["meta"]["approvals"][0]["decision"] == "declined" and eps[1]["final_command"] is None
+    assert eps[2]["final_command"] == "echo hi" and eps[2]["tool_calls"][1]["exit_code"] == 0
+    py = eps[3]["tool_calls"][0]
+    assert py["tool"] == "python" and py["input"] == "x = 1\nprint(x +\n)" and py["exit_code"] == 1
+    assert "SyntaxError" in py["stderr"]
+
+
+def test_bad_input_keeps_session_up(tmp_path, ws, monkeypatch):
+    """Empty lines, a 1 MB paste, binary garbage, a model that only writes nonsense, a command printing
+    100 MB, unknown slash commands, a missing model: each gets a message, the session goes on to /quit, and
+    what ran is logged."""
+    use_home(monkeypatch, tmp_path / "home")
+    first = publish("demo", tiny_model(0))  # untrained: every turn is nonsense
+    flood = "head -c 100000000 /dev/zero | tr '\\0' x; exit 3"
+    keys = [
+        ENTER,
+        "   " + ENTER,
+        paste("y" * 1_000_000) + ENTER.encode(),
+        paste(b"\x00\xff\xfe garbage \x01\x02\x7f") + ENTER.encode(),
+        flood + ENTER,
+        "/model missing" + ENTER,
+        "/frobnicate" + ENTER,
+        "/rate meh" + ENTER,
+        "/replay 999" + ENTER,
+        "/reload" + ENTER,
+        "echo works" + ENTER,
+        "/quit" + ENTER,
+    ]
+    chat, out = run_chat(tmp_path, ws, keys, max_turns=2)
+
+    assert "input is 1,000,000 characters; the limit is 65,536" in out
+    assert "unknown model 'missing'" in out and "still using demo@" in out
+    assert "unknown command /frobnicate" in out and "usage: /rate good|bad" in out
+    assert "episode 999: no such episode" in out and f"demo@{first} is the latest checkpoint" in out
+    assert "invalid action" in out and "no working fix" in out
+    assert "output capped by the sandbox" in out and "more characters" in out
+    assert "works as is" in out and "bye" in out
+
+    with Store(tmp_path / "t.db") as store:
+        eps = [store.episode(r["id"]) for r in reversed(store.episodes(source="chat"))]
+    inputs = [e["tool_calls"][0]["input"] for e in eps]  # undecodable bytes logged as U+FFFD
+    assert inputs == ["\x00\ufffd\ufffd garbage \x01\x02\x7f", flood, "echo works"]
+    garbage, flooded, works = eps
+    assert garbage["tool_calls"][0]["exit_code"] == 126  # a NUL byte cannot be an argv: not run, said so
+    assert all(e["checkpoint"] == first and e["model"] == "demo" for e in eps)
+    assert flooded["tool_calls"][0]["exit_code"] == 3
+    assert len(flooded["tool_calls"][0]["stdout"]) < 70_000  # the sandbox kept 64 KiB, not 100 MB
+    assert flooded["meta"]["end"] == "no_fix" and flooded["meta"]["invalid"] == 2
+    assert works["meta"]["end"] == "nothing_to_fix" and works["tool_calls"][0]["stdout"] == "works\n"
+
+
+def test_failed_loads_keep_the_session(tmp_path, ws, monkeypatch):
+    """`latest` moves to a checkpoint that cannot be read: the reload fails, says why, keeps the old model
+    (and its id in the log). A chat that starts on such a checkpoint stays up until /model gives it one."""
+    home = use_home(monkeypatch, tmp_path / "home")
+    first = publish("demo", tiny_model(0))
+    out = io.StringIO()
+    chat = Chat("demo", db=tmp_path / "t.db", cwd=ws, console=Console(file=out, width=400), max_turns=1)
+    assert chat.policy.ckpt_id == first
+    bad = home / "models" / "demo" / "checkpoints" / "broken-1"
+    bad.mkdir(parents=True)
+    (bad / "config.json").write_text("{}")
+    (bad / "model.safetensors").write_bytes(b"not safetensors")
+    (home / "models" / "demo" / "latest").write_text("broken-1\n")
+    chat.handle("/reload")
+    assert f"reload of demo → broken-1 failed, keeping demo@{first}" in out.getvalue()
+    with one_thread():
+        res = chat.turn("bash", "echo ok")
+    assert chat.policy.ckpt_id == first and out.getvalue().count("failed, keeping") == 1  # not every turn
+    chat.close()
+
+    out = io.StringIO()
+    chat = Chat("demo", db=tmp_path / "t.db", cwd=ws, console=Console(file=out, width=400), max_turns=1)
+    assert chat.handle("echo hi") is None and chat.policy is None
+    assert "cannot load demo:" in out.getvalue() and "load one with /model NAME" in out.getvalue()
+    publish("other", tiny_model(1))
+    chat.handle("/model other")
+    assert chat.policy.name == "other" and "now using other@" in out.getvalue()
+    chat.close()
+    with Store(tmp_path / "t.db") as store:
+        assert store.episode(res.episode_id)["checkpoint"] == first
+
+
+def test_missing_model_is_one_line_error(tmp_path, monkeypatch):
+    use_home(monkeypatch, tmp_path / "home")
+    with pytest.raises(IclawError, match="unknown model 'nope'"):
+        Chat("nope", db=tmp_path / "t.db", cwd=tmp_path)
+    p = subprocess.run(
+        iclaw_argv("chat", "--model", "nope", "--db", str(tmp_path / "t.db")),
+        env=subprocess_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip().splitlines() == [
+        "error: unknown model 'nope' (known: none; import one with `iclaw models import PATH --name NAME`)"
+    ]
+
+
+def test_hot_reload_in_a_running_chat(tmp_path, ws, monkeypatch):
+    """Chat runs in its own process on a pty; another process publishes a new checkpoint under the same name;
+    the next turn says `reloaded demo → <id>` and its episode logs the new checkpoint id, with no restart."""
+    home = use_home(monkeypatch, tmp_path / "home")
+    first = publish("demo", tiny_model(0))
+    db = tmp_path / "t.db"
+    env = subprocess_env(home)
+    term = Pty(iclaw_argv("chat", "--yes", "--max-turns", "1", "--db", str(db)), env, ws)
+    try:
+        term.expect(r"iclaw>")
+        startup = time.perf_counter() - term.t0
+        print(f"time to the first chat prompt (pty, tiny model): {startup:.2f} s")
+        term.send(BROKEN + ENTER)
+        done1 = term.expect(r"episode 1 · demo@" + first)
+        # A second process (a trainer, say) publishes a new checkpoint of `demo`.
+        code = (
+            "import torch; from iclaw.model import registry; from iclaw.model.gpt import GPT, preset; "
+            "torch.manual_seed(5); print(registry.publish('demo', GPT(preset('tiny', n_layer=1, n_head=2, "
+            "n_embd=32, block_size=256))))"
+        )
+        term.expect(r"iclaw>", start=done1.end())  # the next prompt is up (keys go to it, not the tty)
+        second = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=120
+        ).stdout.strip()
+        assert second != first and registry.latest_id("demo") == second
+        term.send(BROKEN + ENTER)
+        term.expect(r"reloaded demo → " + second, start=done1.end())
+        done2 = term.expect(r"episode 2 · demo@" + second, start=done1.end())
+        term.expect(r"iclaw>", start=done2.end())
+        term.send(CTRL_D)
+        term.expect(r"bye")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    with Store(db) as store:
+        rows = list(reversed(store.episodes(source="chat")))
+    assert [r["checkpoint"] for r in rows] == [first, second]
+    assert all(r["model"] == "demo" for r in rows)
+    assert json.dumps(rows[1]["meta"])  # logged and readable

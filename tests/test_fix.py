@@ -1,0 +1,140 @@
+"""`iclaw fix "CMD"`: run it, let the model fix it, verify the fix by its run, print it. Real sandbox, real
+SQLite file, real tiny models (an untrained one and the in-process-trained "emitter" that answers `ehco hi`
+with `echo hi`); the JSON path and the error path run as real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from test_chat_support import (
+    BROKEN,
+    emitter_model,
+    iclaw_argv,
+    one_thread,
+    publish,
+    subprocess_env,
+    tiny_model,
+    use_home,
+)
+from typer.testing import CliRunner
+
+from iclaw.cli import app
+from iclaw.store import Store
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch):
+    d = tmp_path / "ws"
+    d.mkdir()
+    monkeypatch.chdir(d)  # fix works in the current directory, like the user's shell
+    return d
+
+
+def fix(args: list[str]):
+    with one_thread():
+        return runner.invoke(app, ["fix", *args, "--temperature", "0"])
+
+
+def test_untrained_model_json_not_fixed(tmp_path, ws, monkeypatch):
+    """The issue's command, as a process: valid JSON on stdout (nothing else), exit code 1, episode logged."""
+    home = use_home(monkeypatch, tmp_path / "home")
+    publish("demo", tiny_model(0))  # untrained: nonsense every turn
+    env = subprocess_env(home)
+    db = tmp_path / "t.db"
+    p = subprocess.run(
+        iclaw_argv("fix", BROKEN, "--yes", "--json", "--db", str(db), "--max-turns", "2"),
+        env=env,
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)  # stdout is exactly one JSON object
+    assert out["fixed"] is False and out["exit_code"] == 127 and out["command"] == BROKEN
+    assert out["changed"] is False and isinstance(out["episode"], int)
+    assert "command not found" in p.stderr and "no working fix" in p.stderr
+    with Store(db) as store:
+        ep = store.episode(out["episode"])
+    assert ep["source"] == "fix" and ep["model"] == "demo" and ep["checkpoint"]
+    assert ep["tool_calls"][0]["input"] == BROKEN and ep["meta"]["fixed"] is False
+
+
+def test_fixed_path_json_and_plain(tmp_path, ws, monkeypatch):
+    """A model that does fix it: exit 0, the JSON says fixed with the command that ran; without --json the
+    fixed command is all that stdout gets."""
+    use_home(monkeypatch, tmp_path / "home")
+    ckpt = publish("demo", emitter_model())
+    db = tmp_path / "t.db"
+    r = fix([BROKEN, "--yes", "--json", "--db", str(db), "--max-turns", "2"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out == {"fixed": True, "command": "echo hi", "exit_code": 0, "episode": 1, "changed": True}
+    with Store(db) as store:
+        ep = store.episode(1)
+    assert ep["source"] == "fix" and ep["checkpoint"] == ckpt and ep["final_command"] == "echo hi"
+    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [(BROKEN, 127), ("echo hi", 0)]
+    assert ep["meta"]["end"] == "submitted"  # the model said done after seeing `hi`
+
+    r = fix([BROKEN, "--yes", "--db", str(db), "--max-turns", "1"])
+    assert r.exit_code == 0 and r.stdout == "echo hi\n"
+
+
+def test_no_tty_without_yes_declines(tmp_path, ws, monkeypatch):
+    """Nobody to ask (stdin is not a terminal) and no --yes: every model command is declined, with a message,
+    instead of hanging on a prompt."""
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    db = tmp_path / "t.db"
+    r = fix([BROKEN, "--json", "--db", str(db), "--max-turns", "1"])
+    assert r.exit_code == 1
+    assert "stdin is not a terminal" in r.stderr and "pass --yes" in r.stderr
+    assert json.loads(r.stdout)["fixed"] is False
+    with Store(db) as store:
+        ep = store.episode(1)
+    assert [c["input"] for c in ep["tool_calls"]] == [BROKEN]  # nothing the model wrote ran
+    assert ep["meta"]["approvals"] == [
+        {"turn": 0, "proposed": "echo hi", "decision": "declined", "ran": None}
+    ]
+
+
+def test_nothing_to_fix_and_bad_flags(tmp_path, ws, monkeypatch):
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", tiny_model(0))
+    db = tmp_path / "t.db"
+    r = fix(["echo ok", "--yes", "--json", "--db", str(db)])
+    assert r.exit_code == 0
+    assert json.loads(r.stdout) == {
+        "fixed": True,
+        "command": "echo ok",
+        "exit_code": 0,
+        "episode": 1,
+        "changed": False,
+    }
+    r = fix(["print(1 +)", "--python", "--yes", "--json", "--db", str(db), "--max-turns", "1"])
+    assert r.exit_code == 1 and json.loads(r.stdout)["exit_code"] == 1
+    with Store(db) as store:
+        assert store.episode(2)["tool_calls"][0]["tool"] == "python"
+
+    env = subprocess_env(tmp_path / "home")
+    for args, msg in [
+        (["fix", "ls", "--model", "missing"], "error: unknown model 'missing' (known: demo;"),
+        (["fix", "ls", "--max-turns", "0"], "error: --max-turns: must be at least 1, got 0"),
+        (["fix", "  "], "error: COMMAND: empty command"),
+    ]:
+        p = subprocess.run(
+            iclaw_argv(*args, "--db", str(db)),
+            env=env,
+            cwd=ws,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert p.stderr.startswith(msg), p.stderr
