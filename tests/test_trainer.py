@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -27,7 +26,7 @@ TASKS = [
         family="cmd-typo",
         broken=f"ehco {w}",
         reference=f"echo {w}",
-        error=f"bash: line 1: ehco: command not found",
+        error="bash: line 1: ehco: command not found",
         broken_exit=127,
     )
     for w in ("red", "blue", "green", "gold")
