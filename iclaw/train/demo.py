@@ -15,7 +15,6 @@ no demonstrations of those behaviours, so SFT can only guess; GRPO gets credit w
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ class DemoConfig:
     max_turns: int = 2
     group_size: int = 8
     tasks_per_step: int = 8
-    grpo_lr: float = 1e-4
+    grpo_lr: float = 2e-4
     beta: float = 0.04
     kl_max: float = 0.5
     temperature: float = 1.0
@@ -144,13 +143,10 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         kl_max=cfg.kl_max,
         seed=cfg.seed,
     )
-    # GRPO's pool: every task of the families where the first attempt often fails or no reference exists,
-    # plus as many from the other families, so the skills SFT taught are rehearsed rather than forgotten
-    focus = [t for t in train if t.family in hard]
-    rest = [t for t in train if t.family not in hard]
-    pool = focus + random.Random(cfg.seed).sample(rest, min(len(rest), len(focus)))
+    # GRPO trains on every train task: single-turn families (where it must learn what to do after the first
+    # observation) and the multi-turn / outcome-only ones (where only reward says what works)
     grpo = train_grpo(
-        g, pool, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent)
+        g, train, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent)
     )
     reports["demo (GRPO)"] = held_out("demo")
 

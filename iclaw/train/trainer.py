@@ -253,8 +253,10 @@ def train_grpo(
             trainer_state=state,
         )
 
-    with live_progress(cfg.steps, f"GRPO → {cfg.out}", enabled=show_progress and rank == 0) as progress:
-        progress(completed=start_step)
+    # with a wall-clock budget the bar counts seconds, otherwise steps
+    total = int(cfg.minutes * 60) if cfg.minutes is not None else cfg.steps
+    with live_progress(total, f"GRPO → {cfg.out}", enabled=show_progress and rank == 0) as progress:
+        progress(completed=0 if cfg.minutes is not None else start_step)
         step = start_step
         while step < cfg.steps:
             if cfg.minutes is not None and time.time() - t_start > cfg.minutes * 60:
@@ -334,7 +336,11 @@ def train_grpo(
             history.append(m)
             if metrics_log is not None:
                 metrics_log.log(step, m)
-            progress(1, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
+            shown = dict(step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
+            if cfg.minutes is not None:
+                progress(completed=min(time.time() - t_start, total), **shown)
+            else:
+                progress(1, **shown)
             if m["kl"] > cfg.kl_max:
                 summary["stopped"] = (
                     f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "
