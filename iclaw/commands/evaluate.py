@@ -134,12 +134,12 @@ def eval_cmd(
 
 
 def demo_cmd(
-    sft_minutes: float = typer.Option(4.0, "--sft-minutes", help="SFT wall-clock budget."),
+    sft_minutes: float = typer.Option(7.0, "--sft-minutes", help="SFT wall-clock budget."),
     grpo_minutes: float = typer.Option(
         5.0, "--grpo-minutes", help="GRPO wall-clock budget (the control gets the same)."
     ),
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
-    train_per_family: int = typer.Option(150, "--train-per-family"),
+    train_per_family: int = typer.Option(100, "--train-per-family"),
     heldout_per_family: int = typer.Option(12, "--heldout-per-family"),
     max_turns: int = typer.Option(2, "--max-turns"),
     beta: float = typer.Option(0.04, "--beta"),

@@ -26,9 +26,9 @@ from iclaw.train.runs import console, report_table, write_json
 
 @dataclass
 class DemoConfig:
-    train_per_family: int = 150
+    train_per_family: int = 100
     heldout_per_family: int = 12
-    sft_minutes: float = 4.0
+    sft_minutes: float = 7.0
     grpo_minutes: float = 5.0
     control: bool = True  # equal-time SFT control
     max_turns: int = 2
