@@ -58,6 +58,7 @@ class GRPOConfig:
     max_new_tokens: int = 48
     save_every: int = 10
     kl_max: float = 0.5  # stop (keeping the last good checkpoint) if the measured KL exceeds this
+    measure_kl: bool = True  # load the reference even at beta 0, so KL is still measured (the β ablation)
     seed: int = 0
     amp: bool = True
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
@@ -205,7 +206,7 @@ def train_grpo(
         ref_source = str(registry.resolve(cfg.model))
     model = policy.model
     ref = None
-    if cfg.beta != 0:  # the KL anchor: the starting policy, frozen
+    if cfg.beta != 0 or cfg.measure_kl:  # the KL anchor: the starting policy, frozen
         ref_model, _ = registry.load(ref_source, device=dev)
         if ref_model.config.to_dict() != model.config.to_dict():
             raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
