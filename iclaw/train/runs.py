@@ -172,6 +172,7 @@ def run_ablate_beta(
                 max_turns=max_turns,
                 seed=seed,
                 save_every=steps,
+                kl_max=float("inf"),  # the ablation records how far each β drifts; it must not stop on it
             )
             s = train_grpo(cfg, tasks, sandbox=sandbox, verifier=verifier, store=store)
             pol = Policy.load(name)

@@ -233,7 +233,7 @@ def train_grpo(
         top_k=cfg.top_k,
     )
     per_rank = cfg.tasks_per_step // world
-    last_ckpt, summary, t_start = policy.ckpt_id, {"stopped": None}, time.time()
+    last_ckpt, summary, t_start = f"{cfg.model} (the starting policy)", {"stopped": None}, time.time()
     history = []
 
     def publish(step: int) -> str:
