@@ -11,6 +11,7 @@ Measured: iclaw in fp32 and in bf16 (what the agent samples with), transformers 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import time
@@ -58,51 +59,37 @@ def main() -> None:
     prompts = torch.randint(0, 50257, (args.batch, args.prompt_len))
     n_tok = args.batch * args.new_tokens
 
-    def ours():
-        s = generate(model, prompts.tolist(), args.new_tokens, temperature=1.0, seed=0)
-        assert sum(len(t) for t in s.tokens) == n_tok
+    def ours(net):
+        def run():
+            s = generate(net, prompts.tolist(), args.new_tokens, temperature=1.0, seed=0)
+            assert sum(len(t) for t in s.tokens) == n_tok
 
-    def theirs():
-        with torch.inference_mode():
-            out = hf.generate(
-                prompts,
-                attention_mask=torch.ones_like(prompts),
-                max_new_tokens=args.new_tokens,
-                min_new_tokens=args.new_tokens,
-                do_sample=True,
-                top_k=0,
-                pad_token_id=0,
-            )
-        assert out.shape[1] - args.prompt_len == args.new_tokens
+        return run
 
-    import copy
+    def theirs(net):
+        def run():
+            with torch.inference_mode():
+                out = net.generate(
+                    prompts,
+                    attention_mask=torch.ones_like(prompts),
+                    max_new_tokens=args.new_tokens,
+                    min_new_tokens=args.new_tokens,
+                    do_sample=True,
+                    top_k=0,
+                    pad_token_id=0,
+                )
+            assert out.shape[1] - args.prompt_len == args.new_tokens
 
-    ours_bf16_model = copy.deepcopy(model).to(torch.bfloat16)
-    hf_bf16 = copy.deepcopy(hf).to(torch.bfloat16)
+        return run
 
-    def ours_bf16():
-        s = generate(ours_bf16_model, prompts.tolist(), args.new_tokens, temperature=1.0, seed=0)
-        assert sum(len(t) for t in s.tokens) == n_tok
-
-    def theirs_bf16():
-        with torch.inference_mode():
-            out = hf_bf16.generate(
-                prompts,
-                attention_mask=torch.ones_like(prompts),
-                max_new_tokens=args.new_tokens,
-                min_new_tokens=args.new_tokens,
-                do_sample=True,
-                top_k=0,
-                pad_token_id=0,
-            )
-        assert out.shape[1] - args.prompt_len == args.new_tokens
+    bf16 = copy.deepcopy(model).to(torch.bfloat16), copy.deepcopy(hf).to(torch.bfloat16)
 
     res = {}
     runs = (
-        ("iclaw", ours),
-        ("transformers", theirs),
-        ("iclaw_bf16", ours_bf16),
-        ("transformers_bf16", theirs_bf16),
+        ("iclaw", ours(model)),
+        ("transformers", theirs(hf)),
+        ("iclaw_bf16", ours(bf16[0])),
+        ("transformers_bf16", theirs(bf16[1])),
     )
     for name, fn in runs:
         fn()  # warm-up

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -288,9 +287,3 @@ def task_episodes(tasks: list, repeats: int, workdirs: Workdirs) -> list[Episode
         for _ in range(repeats):
             eps.append(new_episode(req, t.kind, workdirs.for_task(t), task=t))
     return eps
-
-
-def timed(fn, *a, **kw):
-    t0 = time.perf_counter()
-    out = fn(*a, **kw)
-    return out, time.perf_counter() - t0

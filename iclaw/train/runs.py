@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import torch
@@ -265,7 +264,3 @@ def report_table(title: str, reports: dict[str, object]) -> Table:
 def write_json(path: Path, obj) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2, default=str) + "\n")
-
-
-def stamp() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")

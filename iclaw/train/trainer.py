@@ -18,7 +18,6 @@ gap to the sampler's log-probs is logged as `sampler_logp_gap`.
 
 from __future__ import annotations
 
-import copy
 import random
 import time
 from contextlib import nullcontext
@@ -369,7 +368,3 @@ def _amp(dev, enabled: bool):
     from iclaw.model.gpt import autocast
 
     return autocast(dev, enabled)
-
-
-def frozen_copy(model):
-    return copy.deepcopy(model).eval().requires_grad_(False)
