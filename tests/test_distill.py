@@ -292,6 +292,19 @@ def _weights(model) -> list[torch.Tensor]:
     return [p.detach().clone() for p in model.parameters()]
 
 
+def sampled_tokens_by_step(store, run_id: str) -> list[int]:
+    """The run's logged `sampled_tokens`, checked against the store: monotone, and after step s exactly the
+    policy tokens of the episodes rolled out at steps < s."""
+    per_step: dict[int, int] = {}
+    for e in store.episodes(run_id=run_id, limit=0):
+        per_step[e["step"]] = per_step.get(e["step"], 0) + e["meta"]["policy_tokens"]
+    rows = store.metrics(run_id)
+    counts = [r["sampled_tokens"] for r in rows]
+    assert counts == [sum(n for s, n in per_step.items() if s < r["step"]) for r in rows]
+    assert counts[0] > 0 and all(b > a for a, b in zip(counts, counts[1:]))
+    return counts
+
+
 def test_distill_steps_publish_log_and_resume(home, sandbox):
     registry.publish("student", tiny(0), meta={"source": "test"})
     registry.publish("teacher", tiny(1, **WIDE), meta={"source": "test"})
@@ -332,6 +345,8 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
         assert h["kl_to_teacher_k3"] > 0 and h["skipped"] == 0.0 and h["grad_norm"] > 0
         # the loss at the first update is the sampled KL estimate itself (ratio == 1)
         assert h["loss"] == pytest.approx(h["kl_to_teacher"], rel=1e-4, abs=1e-6)
+        assert sampled_tokens_by_step(store, s["run_id"]) == [h["sampled_tokens"]]
+        assert load_trainer_state(registry.resolve("distilled"))["sampled_tokens"] == h["sampled_tokens"]
 
         # resume: the same run continues from step 1, with the teacher it started with (not --teacher now)
         r = train_distill(
@@ -354,6 +369,10 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
         assert info["extra"]["teacher"] == state["teacher"]
         rows = store.metrics(s["run_id"])
         assert [r["step"] for r in rows] == [1, 2] and all(r["kl_to_teacher"] is not None for r in rows)
+        # the token count carries on across the resume: step 2's count includes step 1's episodes
+        counts = sampled_tokens_by_step(store, s["run_id"])
+        assert counts == [h["sampled_tokens"], r["history"][0]["sampled_tokens"]]
+        assert state["sampled_tokens"] == counts[-1]
         eps = store.episodes(source="distill", limit=100)
         assert len(eps) == 2 * 2 * 2 and {e["run_id"] for e in eps} == {s["run_id"]}
         assert (home / "runs" / s["run_id"] / "metrics.jsonl").is_file()

@@ -1,7 +1,7 @@
 """On-policy distillation: the student acts, the teacher grades every token it wrote.
 
     for step:
-        tasks     <- sample_tasks(...)                        (the GRPO trainer's: resume and ranks agree)
+        tasks     <- sample_tasks(...)                        (iclaw/train/loop.py: resume and ranks agree)
         episodes  <- G student episodes per task              (the shared episode loop, tools in the sandbox)
         logp_old  <- the student's log-probs of its own tokens, before the update
         logp_tch  <- the teacher's log-probs of exactly those token ids (no grad, its own device and dtype)
@@ -23,23 +23,24 @@ padding, and the heads run only at mask-1 positions, so those positions get no g
 
 A_seq is the verifier's group-relative advantage (iclaw.train.grpo.group_advantages); W = --reward-weight
 (default 0: pure distillation; the reward is still measured and logged).
+
+The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
+`sampled_tokens`) is shared with GRPO: iclaw/train/loop.py.
 """
 
 from __future__ import annotations
 
-import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
-from iclaw.agent.episode import EpisodeConfig, episode_record
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import group_advantages, grpo_loss
-from iclaw.train.rollout import Batch, collate_episodes, logprobs_and_entropy, rollout, rollout_stats
-from iclaw.train.trainer import sample_tasks
+from iclaw.train.loop import TIME_UP, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.rollout import Batch, collate_episodes, logprobs_and_entropy, rollout_stats
 
 KL_MODES = ("sampled", "full")
 TEACHER_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -388,17 +389,7 @@ def train_distill(
     """Run on-policy distillation; returns a summary dict (run_id, steps, checkpoint, seconds, history,
     stopped). Rank 0 logs and publishes."""
     from iclaw.model import registry
-    from iclaw.model.checkpoint import load_trainer_state
-    from iclaw.train.common import (
-        MetricsLog,
-        check_resume_compatible,
-        live_progress,
-        make_optimizer,
-        new_run_id,
-        rng_state,
-        set_rng_state,
-        setup_distributed,
-    )
+    from iclaw.train.common import live_progress, make_optimizer, setup_distributed
 
     check_config(cfg)
     if not tasks:
@@ -412,18 +403,10 @@ def train_distill(
     if tdev.type == "cuda" and tdev.index is None and dev.type == "cuda":
         tdev = dev  # plain "cuda" under torchrun means this rank's GPU, not every rank on GPU 0
 
-    start_step, trainer_state = 0, None
+    trainer_state = None
     teacher_name = cfg.teacher
     if resume:
-        if not registry.is_registered(cfg.out):
-            raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
-        path = registry.resolve(cfg.out)
-        trainer_state = load_trainer_state(path)
-        policy = Policy.load(cfg.out, device=dev)
-        check_resume_compatible(policy.model, trainer_state, str(path))
-        if trainer_state.get("kind") != "distill":
-            raise IclawError(f"{path}: trainer state is from '{trainer_state.get('kind')}', not distill")
-        start_step, run_id = trainer_state["step"], trainer_state["run_id"]
+        policy, trainer_state = resume_policy(cfg.out, "distill", dev)
         student_source = trainer_state["student"]
         teacher_name = trainer_state["teacher"]  # the run's own teacher, whatever --teacher says now
     else:
@@ -434,76 +417,44 @@ def train_distill(
         policy = Policy.load(student_source, device=dev)
     model = policy.model
     teacher, teacher_source = load_teacher(teacher_name, model, tdev, cfg.teacher_dtype, echo, cfg.student)
-
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
-    if trainer_state is not None:
-        opt.load_state_dict(trainer_state["optimizer"])
-        set_rng_state(trainer_state["rng"])
-    else:
-        random.seed(cfg.seed)
-        torch.manual_seed(cfg.seed + rank)
-    run_id = run_id or new_run_id("distill")
-    metrics_log = MetricsLog(run_id, store, log_dir, config=asdict(cfg)) if rank == 0 else None
-    ep_cfg = EpisodeConfig(
-        max_turns=cfg.max_turns,
-        max_new_tokens=cfg.max_new_tokens,
-        temperature=cfg.temperature,
-        top_k=cfg.top_k,
-    )
-    per_rank = cfg.tasks_per_step // world
-    last_ckpt, summary, t_start = policy.ckpt_id, {"stopped": None}, time.time()
-    history: list[dict] = []
+    restore_or_seed(opt, trainer_state, cfg.seed, rank)
 
-    def publish(step: int) -> str:
-        state = {
-            "kind": "distill",
-            "step": step,
-            "optimizer": opt.state_dict(),
-            "rng": rng_state(),
-            "run_id": run_id,
-            "student": student_source,
-            "teacher": teacher_source,
-            "config": asdict(cfg),
-            "model_config": model.config.to_dict(),
-        }
-        meta = {
-            "source": f"distill:{run_id}",
-            "step": step,
-            "parent": student_source,
-            "teacher": teacher_source,
-        }
-        return registry.publish(cfg.out, model, meta=meta, trainer_state=state)
+    run = OnPolicyRun.start(
+        "distill",
+        cfg,
+        trainer_state,
+        rank=rank,
+        world=world,
+        device=dev,
+        store=store,
+        log_dir=log_dir,
+        run_id=run_id,
+    )
+    last_ckpt = policy.ckpt_id
+
+    def publish(
+        step: int,
+    ) -> str:  # the run's lineage: in the trainer state for --resume, in the meta to read
+        lineage = {"student": student_source, "teacher": teacher_source}
+        return run.publish(
+            step, model, opt, state=lineage, meta={"parent": student_source, "teacher": teacher_source}
+        )
 
     with live_progress(
         cfg.steps, f"distill {cfg.teacher} → {cfg.out}", enabled=show_progress and rank == 0
     ) as progress:
-        progress(completed=start_step)
-        step = start_step
+        progress(completed=run.start_step)
+        step = run.start_step
         while step < cfg.steps:
-            if cfg.minutes is not None and time.time() - t_start > cfg.minutes * 60:
-                summary["stopped"] = "time budget reached"
+            if run.out_of_time():
+                run.stopped = TIME_UP
                 break
+            # roll out: G student episodes per task, tools in the sandbox, judged by the verifier
             t0 = time.time()
-            step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed)[
-                rank * per_rank : (rank + 1) * per_rank
-            ]
-            gen = torch.Generator(device=dev).manual_seed(cfg.seed * 1_000_003 + step * 101 + rank)
-            eps = rollout(policy, step_tasks, cfg.group_size, sandbox, verifier, ep_cfg, generator=gen)
+            eps = run.rollout(policy, tasks, step, sandbox, verifier)
             t_rollout = time.time() - t0
-            if store is not None:
-                store.log_episodes(
-                    [
-                        episode_record(
-                            e,
-                            source="distill",
-                            model=cfg.out,
-                            checkpoint=policy.ckpt_id,
-                            run_id=run_id,
-                            step=step,
-                        )
-                        for e in eps
-                    ]
-                )
+            run.record_episodes(eps, step, source="distill", checkpoint=policy.ckpt_id)
             rewards = torch.tensor([e.reward or 0.0 for e in eps], dtype=torch.float32)
             seq_adv = (
                 group_advantages(rewards, cfg.group_size, cfg.scale_rewards).to(dev)
@@ -512,6 +463,7 @@ def train_distill(
             )
             m = {"reward_mean": rewards.mean().item(), **rollout_stats(eps)}
 
+            # score: the student's and the teacher's log-probs of every token the student wrote
             t1 = time.time()
             batch = collate_episodes(eps).to(dev)
             logp_old, ent = chunked_logprobs(model, batch, dev, cfg.amp, cfg.micro_batch, with_entropy=True)
@@ -526,6 +478,8 @@ def train_distill(
             m["student_logp"] = (logp_old * mask).sum().item() / n_tok
             m["entropy"] = (ent * mask).sum().item() / n_tok
             m["sampler_logp_gap"] = ((logp_old - batch.sampler_logp).abs() * mask).sum().item() / n_tok
+
+            # update: ppo_epochs optimizer steps on the distillation loss
             stats: dict = {}
             for _ in range(cfg.ppo_epochs):
                 stats = distill_update(
@@ -555,27 +509,16 @@ def train_distill(
                 }
             )
             step += 1
-            history.append(m)
-            if metrics_log is not None:
-                metrics_log.log(step, m)
+            run.log(step, m)
             kl_shown = {"kl_full": m["kl_full"]} if "kl_full" in m else {"kl": m["kl_to_teacher"]}
             progress(1, **kl_shown, reward=m["reward_mean"], pass_rate=m["pass_rate"])
-            if rank == 0 and (step % cfg.save_every == 0 or step == cfg.steps):
+
+            # publish: an atomic checkpoint; `latest` moves for hot-reload
+            if run.should_publish(step):
                 last_ckpt = publish(step)
-    if summary["stopped"] == "time budget reached" and rank == 0 and step > start_step:
+    if run.stopped == TIME_UP and rank == 0 and step > run.start_step:
         last_ckpt = publish(step)
-    summary.update(
-        {
-            "run_id": run_id,
-            "steps": step,
-            "checkpoint": last_ckpt,
-            "seconds": time.time() - t_start,
-            "history": history,
-            "teacher": teacher_source,
-            "student": student_source,
-        }
-    )
-    return summary
+    return run.summary(step, last_ckpt, teacher=teacher_source, student=student_source)
 
 
 def run_distill(

@@ -14,22 +14,24 @@ weights for speed. The ratio exp(logp_new - logp_old) must be exactly 1 before t
 acts on numerical noise, so logp_old comes from the trainer's own forward (as in TRL and verl): with one PPO
 epoch it is the update's forward itself, detached; with several, one no-grad forward before the first. The
 gap to the sampler's log-probs is logged as `sampler_logp_gap`.
+
+The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
+`sampled_tokens`) is shared with on-policy distillation: iclaw/train/loop.py.
 """
 
 from __future__ import annotations
 
-import random
 import time
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 
-from iclaw.agent.episode import EpisodeConfig, episode_record
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
-from iclaw.train.rollout import Batch, Scorer, collate_episodes, logprobs_and_entropy, rollout, rollout_stats
+from iclaw.train.loop import TIME_UP, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.rollout import Batch, Scorer, collate_episodes, logprobs_and_entropy, rollout_stats
 
 
 @dataclass
@@ -61,14 +63,6 @@ class GRPOConfig:
     seed: int = 0
     amp: bool = True
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
-
-
-def sample_tasks(pool: list, n: int, step: int, seed: int) -> list:
-    """The step's tasks: a pure function of (seed, step), so resume and torchrun ranks agree."""
-    rng = random.Random(f"{seed}:{step}")
-    if len(pool) >= n:
-        return rng.sample(pool, n)
-    return [rng.choice(pool) for _ in range(n)]
 
 
 def grpo_update(
@@ -165,17 +159,7 @@ def train_grpo(
 ) -> dict:
     """Run GRPO; returns a summary dict. Rank 0 logs and publishes."""
     from iclaw.model import registry
-    from iclaw.model.checkpoint import load_trainer_state
-    from iclaw.train.common import (
-        MetricsLog,
-        check_resume_compatible,
-        live_progress,
-        make_optimizer,
-        new_run_id,
-        rng_state,
-        set_rng_state,
-        setup_distributed,
-    )
+    from iclaw.train.common import live_progress, make_optimizer, setup_distributed
 
     if cfg.group_size < 2:
         raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
@@ -187,19 +171,10 @@ def train_grpo(
             f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
         )
 
-    start_step, trainer_state = 0, None
+    trainer_state = None
     if resume:
-        if not registry.is_registered(cfg.out):
-            raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
-        path = registry.resolve(cfg.out)
-        trainer_state = load_trainer_state(path)
-        policy = Policy.load(cfg.out, device=dev)
-        check_resume_compatible(policy.model, trainer_state, str(path))
-        if trainer_state.get("kind") != "grpo":
-            raise IclawError(f"{path}: trainer state is from '{trainer_state.get('kind')}', not grpo")
-        start_step = trainer_state["step"]
+        policy, trainer_state = resume_policy(cfg.out, "grpo", dev)
         ref_source = trainer_state["reference"]
-        run_id = trainer_state["run_id"]
     else:
         policy = Policy.load(cfg.model, device=dev)
         ref_source = str(registry.resolve(cfg.model))
@@ -211,78 +186,45 @@ def train_grpo(
             raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
         ref = ref_model.eval().requires_grad_(False)
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
-    if trainer_state is not None:
-        opt.load_state_dict(trainer_state["optimizer"])
-        set_rng_state(trainer_state["rng"])
-    else:
-        random.seed(cfg.seed)
-        torch.manual_seed(cfg.seed + rank)
+    restore_or_seed(opt, trainer_state, cfg.seed, rank)
     ddp_model = None
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         ddp_model = DDP(Scorer(model), device_ids=[dev.index] if dev.type == "cuda" else None)
 
-    run_id = run_id or new_run_id("grpo")
-    metrics_log = MetricsLog(run_id, store, log_dir, config=asdict(cfg)) if rank == 0 else None
-    ep_cfg = EpisodeConfig(
-        max_turns=cfg.max_turns,
-        max_new_tokens=cfg.max_new_tokens,
-        temperature=cfg.temperature,
-        top_k=cfg.top_k,
+    run = OnPolicyRun.start(
+        "grpo",
+        cfg,
+        trainer_state,
+        rank=rank,
+        world=world,
+        device=dev,
+        store=store,
+        log_dir=log_dir,
+        run_id=run_id,
     )
-    per_rank = cfg.tasks_per_step // world
-    last_ckpt, summary, t_start = f"{cfg.model} (the starting policy)", {"stopped": None}, time.time()
-    history = []
+    last_ckpt = f"{cfg.model} (the starting policy)"
 
     def publish(step: int) -> str:
-        state = {
-            "kind": "grpo",
-            "step": step,
-            "optimizer": opt.state_dict(),
-            "rng": rng_state(),
-            "run_id": run_id,
-            "reference": ref_source,
-            "config": asdict(cfg),
-            "model_config": model.config.to_dict(),
-        }
-        return registry.publish(
-            cfg.out,
-            model,
-            meta={"source": f"grpo:{run_id}", "step": step, "parent": ref_source},
-            trainer_state=state,
-        )
+        return run.publish(step, model, opt, state={"reference": ref_source}, meta={"parent": ref_source})
 
     # with a wall-clock budget the bar counts seconds, otherwise steps
     total = int(cfg.minutes * 60) if cfg.minutes is not None else cfg.steps
     with live_progress(total, f"GRPO → {cfg.out}", enabled=show_progress and rank == 0) as progress:
-        progress(completed=0 if cfg.minutes is not None else start_step)
-        step = start_step
+        progress(completed=0 if cfg.minutes is not None else run.start_step)
+        step = run.start_step
         while step < cfg.steps:
-            if cfg.minutes is not None and time.time() - t_start > cfg.minutes * 60:
-                summary["stopped"] = "time budget reached"
+            if run.out_of_time():
+                run.stopped = TIME_UP
                 break
+            # roll out: G episodes per task, tools in the sandbox, judged by the verifier
             t0 = time.time()
-            step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed)[
-                rank * per_rank : (rank + 1) * per_rank
-            ]
-            gen = torch.Generator(device=dev).manual_seed(cfg.seed * 1_000_003 + step * 101 + rank)
-            eps = rollout(policy, step_tasks, cfg.group_size, sandbox, verifier, ep_cfg, generator=gen)
+            eps = run.rollout(policy, tasks, step, sandbox, verifier)
             t_rollout = time.time() - t0
-            if store is not None:
-                store.log_episodes(
-                    [
-                        episode_record(
-                            e,
-                            source="rollout",
-                            model=cfg.out,
-                            checkpoint=policy.ckpt_id,
-                            run_id=run_id,
-                            step=step,
-                        )
-                        for e in eps
-                    ]
-                )
+            run.record_episodes(eps, step, source="rollout", checkpoint=policy.ckpt_id)
+
+            # score: group-relative advantages of the verifier's rewards
             rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
             adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
             grp = rewards.view(-1, cfg.group_size)
@@ -292,6 +234,8 @@ def train_grpo(
                 "frac_zero_std": (grp.std(dim=1) == 0).float().mean().item(),
                 **rollout_stats(eps),
             }
+
+            # update: ppo_epochs optimizer steps on the clipped, KL-anchored loss
             t1 = time.time()
             keep = (
                 filter_zero_variance(rewards, cfg.group_size)
@@ -333,35 +277,26 @@ def train_grpo(
                 {"lr": cfg.lr, "t_rollout": t_rollout, "t_train": time.time() - t1, "rows": int(sel.numel())}
             )
             step += 1
-            history.append(m)
-            if metrics_log is not None:
-                metrics_log.log(step, m)
+            run.log(step, m)
             shown = dict(step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
             if cfg.minutes is not None:
-                progress(completed=min(time.time() - t_start, total), **shown)
+                progress(completed=min(time.time() - run.t_start, total), **shown)
             else:
                 progress(1, **shown)
             if m["kl"] > cfg.kl_max:
-                summary["stopped"] = (
+                run.stopped = (
                     f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "
                     f"keeping the last good checkpoint {last_ckpt}"
                 )
-                echo(summary["stopped"])
+                echo(run.stopped)
                 break
-            if rank == 0 and (step % cfg.save_every == 0 or step == cfg.steps):
+
+            # publish: an atomic checkpoint; `latest` moves for hot-reload
+            if run.should_publish(step):
                 last_ckpt = publish(step)
-    if summary["stopped"] == "time budget reached" and rank == 0:
+    if run.stopped == TIME_UP and rank == 0:
         last_ckpt = publish(step)
-    summary.update(
-        {
-            "run_id": run_id,
-            "steps": step,
-            "checkpoint": last_ckpt,
-            "seconds": time.time() - t_start,
-            "history": history,
-        }
-    )
-    return summary
+    return run.summary(step, last_ckpt)
 
 
 def _amp(dev, enabled: bool):
