@@ -59,6 +59,44 @@ def test_sft_learns_demonstrations(home):
     assert res["loss"] < first["loss"] * 0.5
 
 
+def test_look_first_demonstrations_show_a_real_listing_and_mask_it(home):
+    from iclaw.model.tokenizer import get_tokenizer
+
+    sb = Sandbox(Limits(timeout_s=5))
+    tasks = [
+        Task(
+            id="cat",
+            kind="bash",
+            family="cmd-typo",
+            broken="cta notes.txt",
+            reference="cat notes.txt",
+            error="bash: line 1: cta: command not found",
+            files={"notes.txt": "hi\n", "zebra_q7.csv": "a\n"},
+        )
+    ]
+    single, looked = demonstrations(tasks, sb, look_first=1.0)
+    tok = get_tokenizer()
+    toks, mask = looked
+    policy_text = tok.decode([t for t, m in zip(toks, mask) if m])
+    env_text = tok.decode([t for t, m in zip(toks, mask) if not m])
+    assert policy_text == "<|bash|>ls<|end|><|bash|>cat notes.txt<|end|>"
+    assert "notes.txt\nzebra_q7.csv\n[exit 0]" in env_text  # what ls really printed, never trained on
+    assert len(demonstrations(tasks, sb, look_first=0.0)) == 1
+
+
+def sampled_tokens_by_step(store, run_id: str) -> list[int]:
+    """The run's logged `sampled_tokens`, checked against the store: monotone, and after step s exactly the
+    policy tokens of the episodes rolled out at steps < s."""
+    per_step: dict[int, int] = {}
+    for e in store.episodes(run_id=run_id, limit=0):
+        per_step[e["step"]] = per_step.get(e["step"], 0) + e["meta"]["policy_tokens"]
+    rows = store.metrics(run_id)
+    counts = [r["sampled_tokens"] for r in rows]
+    assert counts == [sum(n for s, n in per_step.items() if s < r["step"]) for r in rows]
+    assert counts[0] > 0 and all(b > a for a, b in zip(counts, counts[1:]))
+    return counts
+
+
 def test_grpo_steps_publish_log_and_resume_exactly(home):
     _publish_small("start")
     sb = Sandbox(Limits(timeout_s=5))
@@ -104,17 +142,19 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
             ):
                 assert k in h
         assert len(store.metrics(s["run_id"])) == 2
+        assert [h["sampled_tokens"] for h in s["history"]] == sampled_tokens_by_step(store, s["run_id"])
         eps = store.episodes(source="rollout", limit=100)
         assert len(eps) == 2 * 2 * 2 and all(e["run_id"] == s["run_id"] for e in eps)
     lines = (home / "runs" / s["run_id"] / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in lines] == [1, 2]
     state = load_trainer_state(registry.resolve("trained"))
     assert state["step"] == 2 and state["kind"] == "grpo"
+    assert state["sampled_tokens"] == s["history"][-1]["sampled_tokens"]
 
-    # resume to step 3 == a straight 3-step run (optimizer, RNG and task order all restored)
+    # resume to step 3 == a straight 3-step run (optimizer, RNG, task order and token count all restored)
     cfg3 = GRPOConfig(**{**cfg.__dict__, "steps": 3})
     with Store(db) as store:
-        train_grpo(
+        r = train_grpo(
             cfg3,
             TASKS,
             sandbox=sb,
@@ -125,9 +165,12 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
             log_dir=str(home / "runs"),
             show_progress=False,
         )
+        counts = sampled_tokens_by_step(store, s["run_id"])  # step 3 counts on from step 2's total
+        assert len(counts) == 3 and r["history"][-1]["sampled_tokens"] == counts[-1]
+    assert load_trainer_state(registry.resolve("trained"))["sampled_tokens"] == counts[-1]
     resumed, _ = registry.load("trained")
     straight_cfg = GRPOConfig(**{**cfg3.__dict__, "out": "straight"})
-    train_grpo(
+    straight_run = train_grpo(
         straight_cfg,
         TASKS,
         sandbox=sb,
@@ -136,6 +179,7 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
         log_dir=str(home / "runs"),
         show_progress=False,
     )
+    assert [h["sampled_tokens"] for h in straight_run["history"]] == counts
     straight, _ = registry.load("straight")
     for a, b in zip(resumed.state_dict().values(), straight.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-6)

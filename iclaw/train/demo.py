@@ -39,6 +39,7 @@ class DemoConfig:
     kl_max: float = 0.5
     temperature: float = 1.0
     sft_lr: float = 2e-3
+    look_first: float = 0.25  # fraction of demonstrations also shown as "ls, then the fix" (see sft.py)
     seed: int = 0
     out_dir: str = "runs/demo"
     preset: str = "tiny"
@@ -95,7 +96,7 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
 
     # 2. SFT on the single-turn demonstrations that exist ---------------------------------------------------
     single = [t for t in train if t.reference and not t.multi_turn]
-    demos = demonstrations(single, sandbox)
+    demos = demonstrations(single, sandbox, look_first=cfg.look_first, seed=cfg.seed)
     torch.manual_seed(cfg.seed)
     model = GPT(preset(cfg.preset)).to(dev)
     sft_cfg = SFTConfig(lr=cfg.sft_lr, batch_size=16, steps=None, minutes=cfg.sft_minutes, seed=cfg.seed)
@@ -153,7 +154,10 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     # 4. the equal-time SFT control -----------------------------------------------------------------------
     control_res = None
     if cfg.control:
-        all_demos = demonstrations(train, sandbox)  # every reference, multi-turn families' included
+        # every demonstration there is: the warm-up's, plus the single-turn references of the multi-turn
+        # families (which cannot teach what to do with a listing: in a new fixture the suffix differs)
+        multi = [t for t in train if t.reference and t.multi_turn]
+        all_demos = demos + demonstrations(multi, sandbox)
         ctl, _ = registry.load("demo-sft", device=dev)
         grpo_seconds = grpo["seconds"]
         c_cfg = SFTConfig(

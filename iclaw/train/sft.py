@@ -1,17 +1,23 @@
 """SFT warm-up: imitate reference fixes written in the agent's protocol, so GRPO starts from a policy that
 sometimes succeeds.
 
-A demonstration is the single-turn answer a reference fix gives:
+A demonstration is the answer a reference fix gives, in one of two forms:
 
     <|user|>{broken + its error}<|end|><|assistant|>  <|bash|>{reference}<|end|>
                        mask 0                              mask 1
 
-Only policy tokens are trained on (the same mask GRPO uses). Deliberately nothing after the fix: a
-demonstration cannot show what to do with an observation (stop after a success, try something else after a
-failure, look around first), because no demonstration of that exists. Appending "observation → <|done|>" to
-every demonstration teaches the policy to stop after *any* observation (measured: p(<|done|>) = 1.000 after a
-failed attempt), which leaves reinforcement learning nothing to explore. Those behaviours are GRPO's to learn.
-`observe=True` still builds the longer form (the reference is run for its real observation).
+    <|user|>{...}<|end|><|assistant|>  <|bash|>ls<|end|>  <|obs|>{real listing}<|end|><|assistant|>  <|bash|>{reference}<|end|>
+                                        mask 1             mask 0                                      mask 1
+
+The second ("look first", for a `look_first` fraction of the tasks) shows the protocol's mechanics -- an
+observation comes back and the turn is the policy's again -- on tasks where looking is harmless but never
+needed: the reference is still derivable from the request alone. Which tasks *need* a look, and how to use
+what `ls` printed (a file name that is not in the request), no demonstration shows; that is GRPO's to learn.
+
+Deliberately nothing after the fix: no demonstration can show what to do with a fix's own observation (stop
+after a success, try something else after a failure). Appending "observation -> <|done|>" to every
+demonstration teaches the policy to stop after *any* observation (measured: p(<|done|>) = 1.000 after a
+failed attempt), which leaves reinforcement learning nothing to explore.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from iclaw.agent.episode import task_request
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.train.rollout import collate
 
+LOOK = "ls"  # the one look-around command demonstrations use
+
 
 @dataclass
 class SFTConfig:
@@ -45,28 +53,37 @@ class SFTConfig:
 
 
 def demonstrations(
-    tasks: list, sandbox=None, obs_chars: int = 300, observe: bool = False
+    tasks: list, sandbox=None, *, look_first: float = 0.0, obs_chars: int = 300, seed: int = 0
 ) -> list[tuple[list[int], list[int]]]:
-    """(tokens, mask) for every task that has a reference fix. With `observe`, the reference is run in a fresh
-    fixture and its observation plus <|done|> are appended (needs `sandbox`)."""
+    """(tokens, mask) for every task that has a reference fix; a `look_first` fraction of them (chosen with
+    `seed`) also as the two-turn "ls, then the fix" form, with the listing `ls` really printed in a fresh
+    fixture (needs `sandbox`)."""
     usable = [t for t in tasks if t.reference]
     out = []
-    results = _run_references(usable, sandbox) if observe else [None] * len(usable)
-    for t, r in zip(usable, results):
+    for t in usable:
         prompt = request_tokens(task_request(t))
         act = action_tokens(t.kind, t.reference)
-        toks, mask = prompt + act, [0] * len(prompt) + [1] * len(act)
-        if r is not None:
+        out.append((prompt + act, [0] * len(prompt) + [1] * len(act)))
+    rng = random.Random(seed)
+    lookers = [t for t in usable if rng.random() < look_first]
+    if lookers:
+        look = action_tokens("bash", LOOK)
+        for t, r in zip(lookers, _run_in_fixtures(lookers, LOOK, sandbox)):
+            prompt = request_tokens(task_request(t))
             ob = observation_tokens(format_output(r.stdout, r.stderr, r.exit_code, obs_chars))
-            done = action_tokens("done", None)
-            toks, mask = toks + ob + done, mask + [0] * len(ob) + [1] * len(done)
-        out.append((toks, mask))
+            act = action_tokens(t.kind, t.reference)
+            toks = prompt + look + ob + act
+            mask = [0] * len(prompt) + [1] * len(look) + [0] * len(ob) + [1] * len(act)
+            out.append((toks, mask))
     return out
 
 
-def _run_references(tasks: list, sandbox) -> list:
+def _run_in_fixtures(tasks: list, command: str, sandbox) -> list:
+    """Run one bash command in a fresh copy of each task's fixture."""
     from iclaw.tasks.task import write_fixture
 
+    if sandbox is None:
+        raise ValueError("look-first demonstrations run `ls` in the fixture: pass a sandbox")
     with tempfile.TemporaryDirectory(prefix="iclaw-sft-") as root:
         dirs = []
         for i, t in enumerate(tasks):
@@ -74,7 +91,7 @@ def _run_references(tasks: list, sandbox) -> list:
             d.mkdir()
             write_fixture(t.files or {}, d)
             dirs.append(d)
-        return sandbox.run_many([(t.kind, t.reference, d) for t, d in zip(tasks, dirs)])
+        return sandbox.run_many([("bash", command, d) for d in dirs])
 
 
 def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from iclaw.tasks.families import (
     cmd_typo,
+    file_typo,
     flag_typo,
     mkdir_outcome,
     pipe,
     py_attr,
+    py_file_typo,
     py_indent,
     py_name,
     py_syntax,
@@ -23,6 +25,7 @@ _MODULES = [
     flag_typo,
     quote,
     pipe,
+    file_typo,
     wrong_file,
     mkdir_outcome,
     py_syntax,
@@ -30,6 +33,7 @@ _MODULES = [
     py_indent,
     py_type,
     py_attr,
+    py_file_typo,
     py_wrong_file,
 ]
 FAMILIES: dict[str, Family] = {m.FAMILY.name: m.FAMILY for m in _MODULES}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+from iclaw.tasks.families.mkdir_outcome import DIRS, SUBDIRS
 from iclaw.tasks.family import Family, Instance, list_fixture, typo
 
 # (command, argument template); FILE is the fixture, K a small count, W a word that occurs in the file.
@@ -23,6 +24,7 @@ COMMANDS = [
     ("tac", "FILE"),
     ("echo", "W"),
     ("ls", ""),
+    ("mkdir", "-pv D"),  # verbose, so the fix prints what it created and the verifier can compare it
 ]
 
 
@@ -30,6 +32,8 @@ def make(rng: random.Random) -> Instance:
     cmd, args = rng.choice(COMMANDS)
     fname, lines = list_fixture(rng)
     args = args.replace("FILE", fname).replace("K", str(rng.randint(1, 3))).replace("W", rng.choice(lines))
+    if "D" in args:
+        args = args.replace("D", f"{rng.choice(DIRS)}/{rng.choice(SUBDIRS)}")
     files = {fname: "\n".join(lines) + "\n"} if fname in args or cmd == "ls" else {}
     return Instance(broken=f"{typo(rng, cmd)} {args}".strip(), reference=f"{cmd} {args}".strip(), files=files)
 

@@ -1,17 +1,19 @@
-"""mkdir-outcome (outcome-only): write into a directory that does not exist yet.
+"""mkdir-outcome (outcome-only): create a path whose parent directory does not exist yet.
 
     broken: mkdir out/logs       error: mkdir: cannot create directory 'out/logs': No such file or directory
     test:   test -d out/logs     (intended fix: mkdir -p out/logs)
 
 There is no reference output to compare with -- the `test` command checks the resulting state, and any fix
-that produces it passes. The test is a string the verifier holds, so a candidate cannot change it.
+that produces it passes. The test is a string the verifier holds, so a candidate cannot change it. Three
+shapes are fixed by one mkdir with parents (`mkdir a/b`, `mkdir a/b/c`, `mkdir -v a/b`); the fourth
+(`touch a/f.txt`) needs the directory made first, a composition no demonstration shows.
 """
 
 from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import FRUITS, WORDS, Family, Instance
+from iclaw.tasks.family import Family, Instance
 
 DIRS = ["out", "build", "backup", "logs", "tmp2", "cache", "data", "site", "dist", "archive"]
 SUBDIRS = ["logs", "old", "v1", "v2", "2024", "daily", "raw", "img", "tmp", "new"]
@@ -20,32 +22,21 @@ FILES = ["a.txt", "b.txt", "notes.txt", "run.log", "out.txt", "list.txt", "x.csv
 
 def make(rng: random.Random) -> Instance:
     top, sub = rng.choice(DIRS), rng.choice(SUBDIRS)
-    fname = rng.choice(FILES)
     shape = rng.randrange(4)
     if shape == 0:
         path = f"{top}/{sub}"
         return Instance(broken=f"mkdir {path}", test=f"test -d {path}", solution=f"mkdir -p {path}")
     if shape == 1:
-        path = f"{top}/{fname}"
-        return Instance(
-            broken=f"touch {path}", test=f"test -f {path}", solution=f"mkdir -p {top} && touch {path}"
-        )
+        leaf = rng.choice([d for d in SUBDIRS if d != sub])
+        path = f"{top}/{sub}/{leaf}"
+        return Instance(broken=f"mkdir {path}", test=f"test -d {path}", solution=f"mkdir -p {path}")
     if shape == 2:
-        word = rng.choice(WORDS + FRUITS)
-        path = f"{top}/{sub}/{fname}"
-        return Instance(
-            broken=f"echo {word} > {path}",
-            test=f'test "$(cat {path})" = {word}',
-            solution=f"mkdir -p {top}/{sub} && echo {word} > {path}",
-        )
-    # cp into a missing directory: the test checks the copy's content literally, not against the source
-    # file, so rewriting the source does not help.
-    word = rng.choice(WORDS + FRUITS)
+        path = f"{top}/{sub}"
+        return Instance(broken=f"mkdir -v {path}", test=f"test -d {path}", solution=f"mkdir -pv {path}")
+    # the one shape a single mkdir cannot fix: the file needs its directory first (a composed command)
+    path = f"{top}/{rng.choice(FILES)}"
     return Instance(
-        broken=f"cp {fname} {top}/",
-        files={fname: word + "\n"},
-        test=f'test "$(cat {top}/{fname})" = {word}',
-        solution=f"mkdir -p {top} && cp {fname} {top}/",
+        broken=f"touch {path}", test=f"test -f {path}", solution=f"mkdir -p {top} && touch {path}"
     )
 
 
