@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import torch
+from helpers import sampled_tokens_by_step
 
 from iclaw.model import registry
 from iclaw.model.checkpoint import load_trainer_state
@@ -82,19 +83,6 @@ def test_look_first_demonstrations_show_a_real_listing_and_mask_it(home):
     assert policy_text == "<|bash|>ls<|end|><|bash|>cat notes.txt<|end|>"
     assert "notes.txt\nzebra_q7.csv\n[exit 0]" in env_text  # what ls really printed, never trained on
     assert len(demonstrations(tasks, sb, look_first=0.0)) == 1
-
-
-def sampled_tokens_by_step(store, run_id: str) -> list[int]:
-    """The run's logged `sampled_tokens`, checked against the store: monotone, and after step s exactly the
-    policy tokens of the episodes rolled out at steps < s."""
-    per_step: dict[int, int] = {}
-    for e in store.episodes(run_id=run_id, limit=0):
-        per_step[e["step"]] = per_step.get(e["step"], 0) + e["meta"]["policy_tokens"]
-    rows = store.metrics(run_id)
-    counts = [r["sampled_tokens"] for r in rows]
-    assert counts == [sum(n for s, n in per_step.items() if s < r["step"]) for r in rows]
-    assert counts[0] > 0 and all(b > a for a, b in zip(counts, counts[1:]))
-    return counts
 
 
 def test_grpo_steps_publish_log_and_resume_exactly(home):

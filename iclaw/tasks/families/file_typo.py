@@ -27,15 +27,20 @@ def plain_fixture(rng: random.Random, n_max: int = 3) -> tuple[str, dict[str, st
     return target, dict(sorted(files.items()))
 
 
-def make(rng: random.Random) -> Instance:
-    target, files = plain_fixture(rng)
+def misspelled(rng: random.Random, templates: list[str], n_files: int) -> Instance:
+    """A FILE template from `templates` run on a typo of one of 2..n_files plain-named fixture files."""
+    target, files = plain_fixture(rng, n_files)
     stem, ext = target.split(".")
-    cmd = rng.choice(COMMANDS)
+    template = rng.choice(templates)
     return Instance(
-        broken=cmd.replace("FILE", f"{typo(rng, stem)}.{ext}"),
-        reference=cmd.replace("FILE", target),
+        broken=template.replace("FILE", f"{typo(rng, stem)}.{ext}"),
+        reference=template.replace("FILE", target),
         files=files,
     )
+
+
+def make(rng: random.Random) -> Instance:
+    return misspelled(rng, COMMANDS, 3)
 
 
 FAMILY = Family(

@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families.file_typo import plain_fixture
+from iclaw.tasks.families.file_typo import misspelled
 from iclaw.tasks.families.py_wrong_file import CODES
-from iclaw.tasks.family import Family, Instance, typo
+from iclaw.tasks.family import Family, Instance
 
 
 def make(rng: random.Random) -> Instance:
-    target, files = plain_fixture(rng, n_max=2)
-    stem, ext = target.split(".")
-    code = rng.choice(CODES)
-    return Instance(
-        broken=code.replace("FILE", f"{typo(rng, stem)}.{ext}"),
-        reference=code.replace("FILE", target),
-        files=files,
-    )
+    return misspelled(rng, CODES, 2)
 
 
 FAMILY = Family(
