@@ -64,3 +64,36 @@ def test_block_size_caps_generation():
     m = _model()
     s = generate(m, [list(range(120))], 50, temperature=0)
     assert len(s.tokens[0]) == 8
+
+
+def test_packed_linear_matches_linear_for_every_input_shape():
+    import pytest
+
+    from iclaw.model.sampler import PackedLinear, can_pack
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 96)
+    if not can_pack(lin):
+        pytest.skip("this torch build has no oneDNN")
+    packed = PackedLinear(lin)
+    x = torch.randn(6, 5, 64)
+    with torch.inference_mode():
+        for inp in (x[:, -1, :], x[:, -1:, :], x[:2], x.transpose(0, 1)[:, :4], torch.randn(200, 64)):
+            # strided views (the head reads h[:, -1:, :]) and many rows (prefill) included
+            assert torch.allclose(packed(inp), lin(inp), atol=1e-5), inp.shape
+
+
+def test_policy_samples_from_a_packed_copy_and_greedy_is_unchanged():
+    from iclaw.agent.policy import Policy
+    from iclaw.model.sampler import PackedLinear, can_pack
+
+    m = _model()
+    pol = Policy(m, device="cpu", fast_sampling=False)  # float32: the packed copy must agree with the model
+    if can_pack(m):
+        assert isinstance(pol._sampler.lm_head, PackedLinear) and pol._sampler is not m
+        assert isinstance(m.lm_head, torch.nn.Linear)  # the trained model itself is never packed
+    assert pol.sample(PROMPTS, 20, temperature=0).tokens == generate(m, PROMPTS, 20, temperature=0).tokens
+    with torch.no_grad():
+        m.lm_head.weight.mul_(-1)  # an "update": sync must rebuild the copy from the new weights
+    pol.sync()
+    assert pol.sample(PROMPTS, 20, temperature=0).tokens == generate(m, PROMPTS, 20, temperature=0).tokens
