@@ -288,3 +288,23 @@ def test_torchrun_two_processes_equal_single_process_update(tmp_path):
     torch.manual_seed(0)
     init = GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=64)).state_dict()
     assert any(not torch.equal(init[k], one[k]) for k in one)
+
+
+def test_token_budget_stops_and_publishes(home):
+    _publish_small("start")
+    sb = Sandbox(Limits(timeout_s=5))
+    cfg = GRPOConfig(  # any first step samples more than one token
+        model="start", out="budget", steps=50, group_size=2, tasks_per_step=2, max_new_tokens=8, max_tokens=1
+    )
+    s = train_grpo(
+        cfg,
+        TASKS,
+        sandbox=sb,
+        verifier=Verifier(sb),
+        device="cpu",
+        log_dir=str(home / "runs"),
+        show_progress=False,
+    )
+    assert s["stopped"] == "token budget reached" and s["steps"] == 1
+    assert s["history"][0]["sampled_tokens"] >= 1
+    assert registry.latest_id("budget") == s["checkpoint"]  # published where it stopped

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from iclaw.commands.train import MAX_TOKENS
+
 
 def register(app: typer.Typer) -> None:
     app.command(
@@ -42,6 +44,7 @@ def distill(
     ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
     save_every: int = typer.Option(10, "--save-every"),
     minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
+    max_tokens: int | None = MAX_TOKENS,
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
     seed: int = typer.Option(0, "--seed"),
     device: str | None = typer.Option(None, "--device", help="Student device: cuda, mps or cpu."),
@@ -76,6 +79,7 @@ def distill(
         ppo_epochs=ppo_epochs,
         save_every=save_every,
         minutes=minutes,
+        max_tokens=max_tokens,
         seed=seed,
         teacher_device=teacher_device,
         teacher_dtype=teacher_dtype,

@@ -15,6 +15,11 @@ DB = typer.Option(None, "--db", envvar="ICLAW_DB", help="Trajectory database (de
 UNSAFE = typer.Option(
     False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
 )
+MAX_TOKENS = typer.Option(
+    None,
+    "--max-tokens",
+    help="Stop once this many policy tokens have been sampled (compare runs at equal tokens).",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -93,6 +98,7 @@ def grpo_cmd(
     tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
     steps: int = typer.Option(50, "--steps"),
     minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
+    max_tokens: int | None = MAX_TOKENS,
     lr: float = typer.Option(1e-4, "--lr"),
     ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
     temperature: float = typer.Option(1.0, "--temperature"),
@@ -131,6 +137,7 @@ def grpo_cmd(
         kl_max=kl_max,
         seed=seed,
         minutes=minutes,
+        max_tokens=max_tokens,
     )
     run_grpo(
         cfg,

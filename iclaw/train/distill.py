@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import group_advantages, grpo_loss
-from iclaw.train.loop import TIME_UP, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.loop import BUDGETS, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import Batch, collate_episodes, logprobs_and_entropy, rollout_stats
 
 KL_MODES = ("sampled", "full")
@@ -74,6 +74,7 @@ class DistillConfig:
     teacher_device: str | None = None  # None = the student's device
     teacher_dtype: str = "auto"  # auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
+    max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
 
 
 # ------------------------------------------------------------------------------------------------ losses
@@ -447,8 +448,8 @@ def train_distill(
         progress(completed=run.start_step)
         step = run.start_step
         while step < cfg.steps:
-            if run.out_of_time():
-                run.stopped = TIME_UP
+            run.stopped = run.budget_spent()
+            if run.stopped:
                 break
             # roll out: G student episodes per task, tools in the sandbox, judged by the verifier
             t0 = time.time()
@@ -516,7 +517,7 @@ def train_distill(
             # publish: an atomic checkpoint; `latest` moves for hot-reload
             if run.should_publish(step):
                 last_ckpt = publish(step)
-    if run.stopped == TIME_UP and rank == 0 and step > run.start_step:
+    if run.stopped in BUDGETS and rank == 0 and step > run.start_step:
         last_ckpt = publish(step)
     return run.summary(step, last_ckpt, teacher=teacher_source, student=student_source)
 

@@ -9,7 +9,7 @@ policy tokens sampled so far, the wall-clock budget, publishing with the trainer
     opt = make_optimizer(...); restore_or_seed(opt, state, cfg.seed, rank)
     run = OnPolicyRun.start("grpo", cfg, state, rank=rank, world=world, device=dev, store=store)
     step = run.start_step
-    while step < cfg.steps and not run.out_of_time():
+    while step < cfg.steps and not run.budget_spent():
         eps = run.rollout(policy, tasks, step, sandbox, verifier)   # this rank's tasks, seeded by (step, rank)
         run.record_episodes(eps, step, ...)                        # store + sampled_tokens
         ... score, update: the trainer's own ...
@@ -34,6 +34,8 @@ from iclaw.train.common import MetricsLog, all_reduce_sum, new_run_id, rng_state
 from iclaw.train.rollout import rollout
 
 TIME_UP = "time budget reached"  # the summary's `stopped` when --minutes ran out
+TOKENS_UP = "token budget reached"  # ... when --max-tokens policy tokens have been sampled
+BUDGETS = (TIME_UP, TOKENS_UP)  # the stops after which the trainer publishes where it is
 
 
 class OnPolicyConfig(Protocol):
@@ -46,6 +48,7 @@ class OnPolicyConfig(Protocol):
     save_every: int
     seed: int
     minutes: float | None
+    max_tokens: int | None
     max_turns: int
     max_new_tokens: int
     temperature: float
@@ -155,8 +158,14 @@ class OnPolicyRun:
 
     # ----------------------------------------------------------------------------------------- each step
 
-    def out_of_time(self) -> bool:
-        return self.cfg.minutes is not None and time.time() - self.t_start > self.cfg.minutes * 60
+    def budget_spent(self) -> str | None:
+        """Why the run must stop before its next step (wall clock, or sampled-token budget), or None. The token
+        budget is what makes two trainers comparable: GRPO and distillation at equal tokens sampled."""
+        if self.cfg.minutes is not None and time.time() - self.t_start > self.cfg.minutes * 60:
+            return TIME_UP
+        if self.cfg.max_tokens is not None and self.sampled_tokens >= self.cfg.max_tokens:
+            return TOKENS_UP
+        return None
 
     def rollout(self, policy: Policy, tasks: list, step: int, sandbox, verifier) -> list[Episode]:
         """G episodes for each of this rank's share of the step's tasks. Tasks and sampling seed depend only

@@ -30,7 +30,7 @@ import torch
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
-from iclaw.train.loop import TIME_UP, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.loop import BUDGETS, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import Batch, Scorer, collate_episodes, logprobs_and_entropy, rollout_stats
 
 
@@ -63,6 +63,7 @@ class GRPOConfig:
     seed: int = 0
     amp: bool = True
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
+    max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
 
 
 def grpo_update(
@@ -215,8 +216,8 @@ def train_grpo(
         progress(completed=0 if cfg.minutes is not None else run.start_step)
         step = run.start_step
         while step < cfg.steps:
-            if run.out_of_time():
-                run.stopped = TIME_UP
+            run.stopped = run.budget_spent()
+            if run.stopped:
                 break
             # roll out: G episodes per task, tools in the sandbox, judged by the verifier
             t0 = time.time()
@@ -294,7 +295,7 @@ def train_grpo(
             # publish: an atomic checkpoint; `latest` moves for hot-reload
             if run.should_publish(step):
                 last_ckpt = publish(step)
-    if run.stopped == TIME_UP and rank == 0:
+    if run.stopped in BUDGETS and rank == 0:
         last_ckpt = publish(step)
     return run.summary(step, last_ckpt)
 
