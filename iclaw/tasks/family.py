@@ -116,9 +116,15 @@ LIST_FILES = {"names.txt": NAMES, "fruits.txt": FRUITS, "cities.txt": CITIES, "w
 
 def list_fixture(rng: random.Random, dupes: bool = True) -> tuple[str, list[str]]:
     """A file name and 4-8 lines drawn from its vocabulary, unsorted, sometimes with adjacent duplicates
-    (so `uniq` and `sort` both change the output)."""
-    fname = rng.choice(sorted(LIST_FILES))
-    vocab = LIST_FILES[fname]
+    (so `uniq` and `sort` both change the output). Half the names carry a random suffix (`names_k3.txt`), as
+    real file names do: a fix then has to copy the name from the request rather than recall it, the skill a
+    policy needs to use any name it has only seen in its context (e.g. in what `ls` printed)."""
+    base = rng.choice(sorted(LIST_FILES))
+    vocab = LIST_FILES[base]
+    fname = base
+    if rng.random() < 0.5:
+        stem, ext = base.split(".")
+        fname = f"{stem}{rng.choice(['_', '-', ''])}{tag(rng)}.{ext}"
     lines = rng.sample(vocab, rng.randint(4, 7))
     if dupes and rng.random() < 0.6:
         i = rng.randrange(len(lines))

@@ -1,7 +1,8 @@
 """`iclaw demo`: the whole loop on a 2-core CPU, from nothing to a policy that GRPO made better.
 
     tasks   generate train / held-out tasks (every broken command really run in the sandbox)
-    SFT     a tiny GPT from scratch imitates the single-turn reference fixes          → registry `demo-sft`
+    SFT     a tiny GPT from scratch imitates the single-turn reference fixes (a quarter of them also as
+            "ls, then the fix": the protocol's mechanics, where looking is harmless)   → registry `demo-sft`
     eval    held-out pass@1 of demo-sft (greedy, multi-turn, verifier in fresh fixtures)
     GRPO    β = 0.04, max_turns ≥ 2, reward = the verifier, on ALL train tasks         → registry `demo`
     eval    held-out pass@1 of demo
@@ -10,7 +11,8 @@
 
 What reward can teach and imitation cannot: families whose fix needs information the prompt does not hold
 (`ls` first, then use the real file name) and outcome-only families (a check, no reference fix). There are
-no demonstrations of those behaviours, so SFT can only guess; GRPO gets credit whenever an attempt works.
+no demonstrations of those behaviours: SFT shows that `ls` exists and how a listing comes back, never when a
+look is needed or a fix built from what it printed; GRPO gets credit whenever an attempt works.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
     fixture: notes.txt, data.csv       broken: cat ntoes.txt
     error:   cat: ntoes.txt: No such file or directory      reference: cat notes.txt
 
-Single-turn: the name is a common word, so the error alone says which file was meant (unlike wrong-file,
-where the real name has a random suffix and only `ls` can tell). Both families answer "No such file or
+Single-turn: the typo is in a common word, so the error alone says which file was meant -- also when the name
+carries a random suffix (`cat ntoes_7b.txt` -> `cat notes_7b.txt`), which the request shows. In wrong-file the
+suffix is what the request does not show, and only `ls` can tell. Both families answer "No such file or
 directory"; telling them apart -- fix it now, or look first -- is what reinforcement learning has to learn.
 """
 
@@ -12,28 +13,30 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families.wrong_file import COMMANDS, EXTS, STEMS
+from iclaw.tasks.families.wrong_file import COMMANDS, EXTS, STEMS, random_name
 from iclaw.tasks.family import Family, Instance, list_fixture, typo
 
 
-def plain_fixture(rng: random.Random, n_max: int = 3) -> tuple[str, dict[str, str]]:
-    """2..n_max list files with distinct stems and plain names (`notes.txt`); returns (target, files)."""
+def typo_fixture(rng: random.Random, n_max: int) -> tuple[str, str, dict[str, str]]:
+    """2..n_max list files with distinct stems; returns (the target's stem, its name, files). Half the names carry a
+    random suffix (`notes_7b.txt`), like wrong-file's -- here the request shows it, so the fix copies it."""
     stems = rng.sample(STEMS, rng.randint(2, n_max))
-    files = {}
+    suffixed = rng.random() < 0.5
+    files, names = {}, []
     for stem in stems:
+        name = random_name(rng, stem)[0] if suffixed else f"{stem}.{rng.choice(EXTS)}"
         _, lines = list_fixture(rng)
-        files[f"{stem}.{rng.choice(EXTS)}"] = "\n".join(lines) + "\n"
-    target = next(f for f in files if f.startswith(stems[0] + "."))
-    return target, dict(sorted(files.items()))
+        files[name] = "\n".join(lines) + "\n"
+        names.append(name)
+    return stems[0], names[0], dict(sorted(files.items()))
 
 
 def misspelled(rng: random.Random, templates: list[str], n_files: int) -> Instance:
-    """A FILE template from `templates` run on a typo of one of 2..n_files plain-named fixture files."""
-    target, files = plain_fixture(rng, n_files)
-    stem, ext = target.split(".")
+    """A FILE template from `templates` run on a typo of one of 2..n_files fixture files (typo in the stem)."""
+    stem, target, files = typo_fixture(rng, n_files)
     template = rng.choice(templates)
     return Instance(
-        broken=template.replace("FILE", f"{typo(rng, stem)}.{ext}"),
+        broken=template.replace("FILE", typo(rng, stem) + target[len(stem) :]),
         reference=template.replace("FILE", target),
         files=files,
     )
