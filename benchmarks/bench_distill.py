@@ -81,6 +81,14 @@ def main() -> None:
     common = dict(
         group_size=8, tasks_per_step=8, lr=args.lr, max_turns=args.max_turns, save_every=1000, seed=args.seed
     )
+    run_kw = dict(
+        sandbox=sandbox,
+        verifier=verifier,
+        store=store,
+        device=str(dev),
+        show_progress=False,
+        echo=console.print,
+    )
     # 2. distillation for a wall-clock budget
     d = train_distill(
         DistillConfig(
@@ -92,24 +100,14 @@ def main() -> None:
             **common,
         ),
         train,
-        sandbox=sandbox,
-        verifier=verifier,
-        store=store,
-        device=str(dev),
-        show_progress=False,
-        echo=console.print,
+        **run_kw,
     )
     tokens = d["history"][-1]["sampled_tokens"]
     # 3. GRPO alone, same start, same sampled tokens
     g = train_grpo(
         GRPOConfig(model="student-sft", out="student-grpo", steps=10_000, max_tokens=tokens, **common),
         train,
-        sandbox=sandbox,
-        verifier=verifier,
-        store=store,
-        device=str(dev),
-        show_progress=False,
-        echo=console.print,
+        **run_kw,
     )
 
     # 4. held-out pass@1
