@@ -308,3 +308,20 @@ def test_token_budget_stops_and_publishes(home):
     assert s["stopped"] == "token budget reached" and s["steps"] == 1
     assert s["history"][0]["sampled_tokens"] >= 1
     assert registry.latest_id("budget") == s["checkpoint"]  # published where it stopped
+
+
+def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):
+    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
+    tasks = home / "tasks.jsonl"
+    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
+
+    def run(*args):
+        cmd = [sys.executable, "-m", "iclaw", "train", "sft", "--tasks", str(tasks), "--init", "tiny", *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+
+    bad = run("--out", "bad", "--look-first", "2")
+    assert bad.returncode != 0 and "--look-first" in bad.stderr and "Traceback" not in bad.stderr
+    ok = run("--out", "warm", "--steps", "2", "--batch-size", "4", "--look-first", "0.5")
+    assert ok.returncode == 0, ok.stderr
+    assert "published warm" in ok.stdout and registry.is_registered("warm")
+    assert not registry.is_registered("bad")

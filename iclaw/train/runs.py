@@ -34,6 +34,7 @@ def run_sft(
     seed: int,
     device: str | None,
     allow_unsafe: bool,
+    look_first: float = 0.0,
     show_progress: bool = True,
 ) -> dict:
     from iclaw.model import registry
@@ -49,7 +50,9 @@ def run_sft(
     registry.check_name(out)
     tasks = load_tasks(tasks_file)
     sandbox = safe_sandbox(allow_unsafe)
-    examples = demonstrations(tasks, sandbox)
+    if not 0.0 <= look_first <= 1.0:
+        raise IclawError(f"--look-first: {look_first} is not a fraction between 0 and 1")
+    examples = demonstrations(tasks, sandbox, look_first=look_first, seed=seed)
     if not examples:
         raise IclawError(f"{tasks_file}: no task has a `reference` fix, so there is nothing to imitate")
     dev = torch.device(device) if device else default_device()
