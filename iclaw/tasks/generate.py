@@ -53,8 +53,10 @@ _SCRATCH_CODE = re.compile(r"/[^\s\"']*/iclaw-call-[^/\s\"']+/main\.py")
 
 
 def error_text(stdout: str, stderr: str) -> str:
-    """What the broken run 'said': stderr (else stdout), the tail if long -- tracebacks end with the point."""
-    text = _SCRATCH_CODE.sub("/tmp/iclaw/main.py", stderr.strip() or stdout.strip())
+    """What the broken run 'said', as a terminal shows it: stdout, then stderr; the tail if long -- tracebacks
+    end with the point. (stdout matters: a listing printed before the error names the real file.)"""
+    both = "\n".join(part for part in (stdout.strip(), stderr.strip()) if part)
+    text = _SCRATCH_CODE.sub("/tmp/iclaw/main.py", both)
     return text if len(text) <= ERROR_CAP else "..." + text[-(ERROR_CAP - 3) :]
 
 

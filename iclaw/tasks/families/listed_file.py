@@ -1,0 +1,31 @@
+"""listed-file: the line lists the directory, then names a file that is not there; the listing shows the real one.
+
+    fixture: notes_7b.txt, todo-q3.md         broken: ls && cat notes.txt
+    output:  notes_7b.txt / todo-q3.md / cat: notes.txt: No such file or directory
+    reference: ls && cat notes_7b.txt
+
+Single-turn: the output in the request already holds the listing, so the fix copies the real name from it.
+It is wrong-file with the look already taken by the user: a demonstration that a listing is something to copy
+names from. wrong-file itself stays multi-turn -- there the policy has to decide to look.
+"""
+
+from __future__ import annotations
+
+import random
+
+from iclaw.tasks.families import wrong_file
+from iclaw.tasks.family import Family, Instance
+
+
+def make(rng: random.Random) -> Instance:
+    inst = wrong_file.make(rng)
+    return Instance(broken=f"ls && {inst.broken}", reference=f"ls && {inst.reference}", files=inst.files)
+
+
+FAMILY = Family(
+    name="listed-file",
+    kind="bash",
+    make=make,
+    description="the listing in the output shows the real file name (ls && cat notes.txt -> notes_7b.txt)",
+    accept=lambda error, exit_code: "No such file or directory" in error,
+)
