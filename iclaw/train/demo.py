@@ -38,6 +38,7 @@ class DemoConfig:
     tasks_per_step: int = 8
     grpo_lr: float = 2e-4
     beta: float = 0.04
+    filter_zero_variance: bool = True  # groups whose rewards are all equal carry no advantage: skip their update
     kl_max: float = 0.5
     temperature: float = 1.0
     sft_lr: float = 2e-3
@@ -144,6 +145,7 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         temperature=cfg.temperature,
         save_every=10,
         kl_max=cfg.kl_max,
+        filter_zero_variance=cfg.filter_zero_variance,
         seed=cfg.seed,
     )
     # GRPO trains on every train task: single-turn families (where it must learn what to do after the first
