@@ -1,7 +1,7 @@
 """`iclaw demo`: the whole loop on a 2-core CPU, from nothing to a policy that GRPO made better.
 
     tasks   generate train / held-out tasks (every broken command really run in the sandbox)
-    SFT     a tiny GPT from scratch imitates the single-turn reference fixes                → registry `demo-sft`
+    SFT     a tiny GPT from scratch imitates the single-turn reference fixes          → registry `demo-sft`
     eval    held-out pass@1 of demo-sft (greedy, multi-turn, verifier in fresh fixtures)
     GRPO    β = 0.04, max_turns ≥ 2, reward = the verifier, on ALL train tasks         → registry `demo`
     eval    held-out pass@1 of demo
