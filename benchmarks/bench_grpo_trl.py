@@ -114,35 +114,12 @@ def prime(model, tasks, steps: int, lr: float) -> dict:
 def hf_twin(model, path: Path):
     """Save the same weights as a transformers GPT2LMHeadModel (Conv1D = our Linear transposed), dropout off,
     stopping at iclaw's stop tokens. TRL loads the policy and its reference from this directory."""
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from bench_sample import hf_twin as convert
 
     from iclaw.agent.protocol import STOP_TOKENS
 
-    c = model.config
-    hf = GPT2LMHeadModel(
-        GPT2Config(
-            n_layer=c.n_layer,
-            n_head=c.n_head,
-            n_embd=c.n_embd,
-            n_positions=c.block_size,
-            vocab_size=c.vocab_size,
-            resid_pdrop=0.0,
-            embd_pdrop=0.0,
-            attn_pdrop=0.0,
-            eos_token_id=list(STOP_TOKENS),
-            pad_token_id=50256,
-        )
-    )
-    sd = {}
-    for k, v in model.state_dict().items():
-        if k.endswith(("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")):
-            v = v.t()
-        sd[k] = v.contiguous()
-    missing, unexpected = hf.load_state_dict(sd, strict=False)
-    assert not unexpected and all(k == "lm_head.weight" or k.endswith(".attn.bias") for k in missing), (
-        missing,
-        unexpected,
-    )
+    off = dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    hf = convert(model, **off, eos_token_id=list(STOP_TOKENS), pad_token_id=50256)
     hf.generation_config.eos_token_id = list(STOP_TOKENS)
     hf.generation_config.pad_token_id = 50256
     with torch.no_grad():  # same function, checked on a prompt

@@ -23,8 +23,10 @@ from iclaw.agent.policy import Policy
 from iclaw.model.gpt import GPT, preset
 
 
-def hf_twin(model: GPT):
-    """The same weights as a transformers GPT2LMHeadModel (Conv1D = our Linear transposed)."""
+def hf_twin(model: GPT, **config):
+    """The same weights as a transformers GPT2LMHeadModel (Conv1D = our Linear transposed); `config` adds
+    GPT2Config fields (dropout, eos/pad ids). Every weight must land: only the tied head and the causal-mask
+    buffers may be missing on the transformers side."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     c = model.config
@@ -35,14 +37,19 @@ def hf_twin(model: GPT):
             n_embd=c.n_embd,
             n_positions=c.block_size,
             vocab_size=c.vocab_size,
+            **config,
         )
     )
     sd = {}
     for k, v in model.state_dict().items():
         if k.endswith(("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")):
             v = v.t()
-        sd[k] = v
-    hf.load_state_dict(sd, strict=False)
+        sd[k] = v.contiguous()
+    missing, unexpected = hf.load_state_dict(sd, strict=False)
+    assert not unexpected and all(k == "lm_head.weight" or k.endswith(".attn.bias") for k in missing), (
+        missing,
+        unexpected,
+    )
     return hf.eval()
 
 
