@@ -40,6 +40,13 @@ def home(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _run_kw(home, sb) -> dict:
+    """The keyword arguments every train_grpo call in these tests shares."""
+    return dict(
+        sandbox=sb, verifier=Verifier(sb), device="cpu", log_dir=str(home / "runs"), show_progress=False
+    )
+
+
 def _publish_small(name: str, **kw) -> None:
     torch.manual_seed(0)
     registry.publish(name, GPT(preset("tiny", **{**SMALL, **kw})), meta={"source": "test"})
@@ -101,16 +108,7 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
         amp=False,
     )
     with Store(db) as store:
-        s = train_grpo(
-            cfg,
-            TASKS,
-            sandbox=sb,
-            verifier=Verifier(sb),
-            store=store,
-            device="cpu",
-            log_dir=str(home / "runs"),
-            show_progress=False,
-        )
+        s = train_grpo(cfg, TASKS, store=store, **_run_kw(home, sb))
         assert s["steps"] == 2 and len(s["history"]) == 2
         for h in s["history"]:
             for k in (
@@ -142,31 +140,13 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
     # resume to step 3 == a straight 3-step run (optimizer, RNG, task order and token count all restored)
     cfg3 = GRPOConfig(**{**cfg.__dict__, "steps": 3})
     with Store(db) as store:
-        r = train_grpo(
-            cfg3,
-            TASKS,
-            sandbox=sb,
-            verifier=Verifier(sb),
-            store=store,
-            device="cpu",
-            resume=True,
-            log_dir=str(home / "runs"),
-            show_progress=False,
-        )
+        r = train_grpo(cfg3, TASKS, store=store, resume=True, **_run_kw(home, sb))
         counts = sampled_tokens_by_step(store, s["run_id"])  # step 3 counts on from step 2's total
         assert len(counts) == 3 and r["history"][-1]["sampled_tokens"] == counts[-1]
     assert load_trainer_state(registry.resolve("trained"))["sampled_tokens"] == counts[-1]
     resumed, _ = registry.load("trained")
     straight_cfg = GRPOConfig(**{**cfg3.__dict__, "out": "straight"})
-    straight_run = train_grpo(
-        straight_cfg,
-        TASKS,
-        sandbox=sb,
-        verifier=Verifier(sb),
-        device="cpu",
-        log_dir=str(home / "runs"),
-        show_progress=False,
-    )
+    straight_run = train_grpo(straight_cfg, TASKS, **_run_kw(home, sb))
     assert [h["sampled_tokens"] for h in straight_run["history"]] == counts
     straight, _ = registry.load("straight")
     for a, b in zip(resumed.state_dict().values(), straight.state_dict().values()):
@@ -296,15 +276,7 @@ def test_token_budget_stops_and_publishes(home):
     cfg = GRPOConfig(  # any first step samples more than one token
         model="start", out="budget", steps=50, group_size=2, tasks_per_step=2, max_new_tokens=8, max_tokens=1
     )
-    s = train_grpo(
-        cfg,
-        TASKS,
-        sandbox=sb,
-        verifier=Verifier(sb),
-        device="cpu",
-        log_dir=str(home / "runs"),
-        show_progress=False,
-    )
+    s = train_grpo(cfg, TASKS, **_run_kw(home, sb))
     assert s["stopped"] == "token budget reached" and s["steps"] == 1
     assert s["history"][0]["sampled_tokens"] >= 1
     assert registry.latest_id("budget") == s["checkpoint"]  # published where it stopped

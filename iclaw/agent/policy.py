@@ -57,15 +57,21 @@ class Policy:
 
     def sync(self) -> None:
         """Refresh the sampling copy from the (possibly just updated) master weights: a bf16 copy where that is
-        faster, with its linear layers' weights prepacked for oneDNN on CPU (iclaw/model/sampler.py)."""
+        faster, with its linear layers' weights prepacked for oneDNN on CPU (iclaw/model/sampler.py). A plain
+        copy is refreshed in place; a packed one cannot be written to, so it is rebuilt."""
         from iclaw.model.sampler import can_pack, pack_linears
 
-        fast = copy.deepcopy(self.model).to(self.sample_dtype) if self.sample_dtype != torch.float32 else None
-        if fast is None and can_pack(self.model):
-            fast = copy.deepcopy(self.model)  # packing replaces modules: never pack the trained model itself
-        if fast is not None and can_pack(fast):
-            pack_linears(fast)
-        self._sampler = (fast if fast is not None else self.model).eval()
+        packs = can_pack(self.model)
+        if self.sample_dtype == torch.float32 and not packs:
+            self._sampler = self.model
+            return
+        if self._sampler is not None and self._sampler is not self.model and not packs:
+            with torch.no_grad():
+                for dst, src in zip(self._sampler.parameters(), self.model.parameters()):
+                    dst.copy_(src)
+            return
+        fast = copy.deepcopy(self.model).to(self.sample_dtype)  # never pack the trained model itself
+        self._sampler = (pack_linears(fast) if packs else fast).eval()
 
     def sample(self, prompts: list[list[int]], max_new_tokens: int, **kw) -> Samples:
         return generate(self._sampler, prompts, max_new_tokens, **kw)
