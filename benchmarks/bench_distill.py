@@ -29,11 +29,14 @@ from iclaw.model import registry
 from iclaw.model.gpt import GPT, default_device, preset
 from iclaw.store import Store
 from iclaw.tasks import Verifier, load_tasks
+from iclaw.train.demo import DemoConfig
 from iclaw.train.distill import DistillConfig, train_distill
 from iclaw.train.runs import console, report_table, write_json
 from iclaw.train.setup import safe_sandbox
 from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 from iclaw.train.trainer import GRPOConfig, train_grpo
+
+DEMO = DemoConfig()  # the student's warm-up uses the demo's demonstrations
 
 
 def main() -> None:
@@ -62,7 +65,7 @@ def main() -> None:
 
     # 1. the student: smaller, SFT on the demo's warm-up demonstrations
     single = [t for t in train if t.reference and not t.multi_turn]
-    demos = demonstrations(single, sandbox, look_first=0.25, seed=args.seed)
+    demos = demonstrations(single, sandbox, look_first=DEMO.look_first, retry=DEMO.retry, seed=args.seed)
     torch.manual_seed(args.seed)
     student = GPT(preset("tiny", n_layer=args.student_layers)).to(dev)
     teacher_params = registry.load(args.teacher, device="cpu")[0].num_params()

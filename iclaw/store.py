@@ -122,7 +122,7 @@ class Store:
         import sqlite_utils  # heavy-ish; not at module level so `iclaw --help` stays fast
 
         self.path = Path(path) if path is not None else default_db_path()
-        _check_file(self.path)
+        check_db_file(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -396,7 +396,7 @@ class Store:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _check_file(path: Path) -> None:
+def check_db_file(path: Path) -> None:
     """Give one clear error for things that are not SQLite at all, before sqlite3 sees them."""
     if path.is_dir():
         raise IclawError(f"{path}: is a directory, not an iclaw trajectory database")

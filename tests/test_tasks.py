@@ -140,12 +140,16 @@ def test_generated_tasks_are_balanced_and_record_the_real_error(train):
 
 
 def test_multi_turn_families_need_a_look_first(train):
+    seen = set()
     for t in train:
-        if t.family in ("wrong-file", "py-wrong-file"):
+        if t.family in ("wrong-file", "py-wrong-file", "wrong-ext", "py-wrong-ext"):
+            seen.add(t.family)
             real = [f for f in t.files if f in t.reference]
             assert len(real) == 1 and real[0] not in t.broken and 2 <= len(t.files) <= 4
-            stem = real[0].split(".")[0][:4]
+            stem = real[0].split(".")[0].split("_")[0]
             assert sum(f.startswith(stem) for f in t.files) == 1  # exactly one file looks like the target
+            assert f"{stem}." in t.broken  # the request names the stem, never the real name
+    assert seen == {"wrong-file", "py-wrong-file", "wrong-ext", "py-wrong-ext"}
 
 
 def test_splits_are_disjoint_and_stable(train, heldout):

@@ -67,7 +67,7 @@ def test_sft_learns_demonstrations(home):
     assert res["loss"] < first["loss"] * 0.5
 
 
-def test_look_first_demonstrations_show_a_real_listing_and_mask_it(home):
+def test_demonstrations_end_after_a_real_success_and_retry_after_a_real_failure(home):
     from iclaw.model.tokenizer import get_tokenizer
 
     sb = Sandbox(Limits(timeout_s=5))
@@ -82,14 +82,29 @@ def test_look_first_demonstrations_show_a_real_listing_and_mask_it(home):
             files={"notes.txt": "hi\n", "zebra_q7.csv": "a\n"},
         )
     ]
-    single, looked = demonstrations(tasks, sb, look_first=1.0)
     tok = get_tokenizer()
-    toks, mask = looked
-    policy_text = tok.decode([t for t, m in zip(toks, mask) if m])
-    env_text = tok.decode([t for t, m in zip(toks, mask) if not m])
-    assert policy_text == "<|bash|>ls<|end|><|bash|>cat notes.txt<|end|>"
-    assert "notes.txt\nzebra_q7.csv\n[exit 0]" in env_text  # what ls really printed, never trained on
-    assert len(demonstrations(tasks, sb, look_first=0.0)) == 1
+
+    def split(demo):
+        toks, mask = demo
+        policy = tok.decode([t for t, m in zip(toks, mask) if m])
+        env = tok.decode([t for t, m in zip(toks, mask) if not m])
+        return policy, env
+
+    (plain,) = demonstrations(tasks, sb)
+    policy, env = split(plain)
+    assert policy == "<|bash|>cat notes.txt<|end|><|done|>"
+    assert env.endswith("<|obs|>hi\n[exit 0]<|end|><|assistant|>")  # what the fix really printed
+
+    _, looked = demonstrations(tasks, sb, look_first=1.0)
+    policy, env = split(looked)
+    assert policy == "<|bash|>ls<|end|><|bash|>cat notes.txt<|end|><|done|>"
+    assert "notes.txt\nzebra_q7.csv\n[exit 0]" in env  # what ls really printed, never trained on
+
+    _, retried = demonstrations(tasks, sb, retry=1.0)
+    policy, env = split(retried)
+    assert policy == "<|bash|>cat notes.txt<|end|><|done|>"  # the failed attempt is context, not imitated
+    assert "<|bash|>cta notes.txt<|end|><|obs|>" in env and "cta: command not found\n[exit 127]" in env
+    assert len(demonstrations(tasks, sb, look_first=0.0, retry=0.0)) == 1
 
 
 def test_grpo_steps_publish_log_and_resume_exactly(home):
@@ -297,3 +312,17 @@ def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):
     assert ok.returncode == 0, ok.stderr
     assert "published warm" in ok.stdout and registry.is_registered("warm")
     assert not registry.is_registered("bad")
+
+
+def test_demo_cli_defaults_are_the_demo_config():
+    """`iclaw demo` with no flags must run exactly the DemoConfig the README's figures come from."""
+    import inspect
+
+    from iclaw.commands.evaluate import demo_cmd
+    from iclaw.train.demo import DemoConfig
+
+    cfg, params = DemoConfig(), inspect.signature(demo_cmd).parameters
+    shared = [n for n in params if hasattr(cfg, n)]
+    assert len(shared) >= 8
+    for name in shared:
+        assert params[name].default.default == getattr(cfg, name), name

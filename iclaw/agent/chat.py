@@ -272,7 +272,7 @@ class Chat:
         history_path: Path | None = None,
     ):
         from iclaw.model import registry
-        from iclaw.store import _check_file, default_db_path
+        from iclaw.store import check_db_file, default_db_path
         from iclaw.tools.sandbox import Sandbox
 
         self.console = console or Console(highlight=False)
@@ -284,7 +284,7 @@ class Chat:
         # already up: typing the first command overlaps them. The first turn waits for what it needs.
         # A --db that is not SQLite at all still fails here, in one line (a cheap header check).
         self.db_path = Path(db) if db is not None else default_db_path()
-        _check_file(self.db_path)
+        check_db_file(self.db_path)
         self._store = None
         self._opening = None  # Futures, started by _start()
         self.max_turns, self.temperature = max_turns, temperature

@@ -123,18 +123,18 @@ def eval_cmd(
         title=f"{'oracle' if oracle else 'broken' if broken else model}: {report.tasks} tasks",
         header_style="bold",
     )
-    for c in ("family", "tasks", "pass@1", f"pass@{k}"):
+    cols = ("family", "tasks", "pass@1") + ((f"pass@{k}",) if k > 1 else ())  # pass@1 once when k = 1
+    for c in cols:
         t.add_column(c, justify="right" if c != "family" else "left")
-    for f, r in report.by_family.items():
-        t.add_row(f, str(r["tasks"]), f"{r['pass_at_1']:.3f}", f"{r['pass_at_k']:.3f}")
-    t.add_row(
-        "[bold]overall[/]", str(report.tasks), f"[bold]{report.pass_at_1:.3f}[/]", f"{report.pass_at_k:.3f}"
-    )
+    rows = [(f, r["tasks"], r["pass_at_1"], r["pass_at_k"]) for f, r in report.by_family.items()]
+    rows.append(("[bold]overall[/]", report.tasks, report.pass_at_1, report.pass_at_k))
+    for f, n, p1, pk in rows:
+        t.add_row(f, str(n), f"{p1:.3f}", *((f"{pk:.3f}",) if k > 1 else ()))
     console.print(t)
 
 
 def demo_cmd(
-    sft_minutes: float = typer.Option(7.0, "--sft-minutes", help="SFT wall-clock budget."),
+    sft_minutes: float = typer.Option(6.5, "--sft-minutes", help="SFT wall-clock budget."),
     grpo_minutes: float = typer.Option(
         5.0, "--grpo-minutes", help="GRPO wall-clock budget (the control gets the same)."
     ),

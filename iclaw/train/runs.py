@@ -35,6 +35,7 @@ def run_sft(
     device: str | None,
     allow_unsafe: bool,
     look_first: float = 0.0,
+    retry: float = 0.0,
     show_progress: bool = True,
 ) -> dict:
     from iclaw.model import registry
@@ -50,9 +51,12 @@ def run_sft(
     registry.check_name(out)
     tasks = load_tasks(tasks_file)
     sandbox = safe_sandbox(allow_unsafe)
-    if not 0.0 <= look_first <= 1.0:
-        raise IclawError(f"--look-first: {look_first} is not a fraction between 0 and 1")
-    examples = demonstrations(tasks, sandbox, look_first=look_first, seed=seed)
+    for flag, frac in (("--look-first", look_first), ("--retry", retry)):
+        if not 0.0 <= frac <= 1.0:
+            raise IclawError(f"{flag}: {frac} is not a fraction between 0 and 1")
+    if look_first + retry > 1.0:
+        raise IclawError(f"--look-first {look_first} + --retry {retry} exceed 1 (each task gets at most one)")
+    examples = demonstrations(tasks, sandbox, look_first=look_first, retry=retry, seed=seed)
     if not examples:
         raise IclawError(f"{tasks_file}: no task has a `reference` fix, so there is nothing to imitate")
     dev = torch.device(device) if device else default_device()

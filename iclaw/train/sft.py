@@ -1,23 +1,26 @@
 """SFT warm-up: imitate reference fixes written in the agent's protocol, so GRPO starts from a policy that
 sometimes succeeds.
 
-A demonstration is the answer a reference fix gives, in one of two forms:
+Every demonstration is a whole episode that ends the way a good one does -- the fix, what it really printed
+(run in a fresh fixture), then `<|done|>`:
 
-    <|user|>{broken + its error}<|end|><|assistant|>  <|bash|>{reference}<|end|>
-                       mask 0                              mask 1
+    <|user|>{broken + its error}<|end|><|assistant|>  <|bash|>{reference}<|end|>  <|obs|>{output}<|end|><|assistant|>  <|done|>
+                       mask 0                              mask 1                     mask 0                           mask 1
 
-    <|user|>{...}<|end|><|assistant|>  <|bash|>ls<|end|>  <|obs|>{real listing}<|end|><|assistant|>  <|bash|>{reference}<|end|>
-                                        mask 1             mask 0                                      mask 1
+Two variants put one more call in front of the fix:
 
-The second ("look first", for a `look_first` fraction of the tasks) shows the protocol's mechanics -- an
-observation comes back and the turn is the policy's again -- on tasks where looking is harmless but never
-needed: the reference is still derivable from the request alone. Which tasks *need* a look, and how to use
-what `ls` printed (a file name that is not in the request), no demonstration shows; that is GRPO's to learn.
+  * look first (a `look_first` fraction): `ls` (mask 1) and the real listing (mask 0) -- the protocol's
+    mechanics on tasks where looking is harmless but never needed (the fix is still derivable from the
+    request);
+  * retry (a `retry` fraction): the broken command run once more (mask 0: it is in the context as an earlier
+    attempt, never imitated) and its real failure (mask 0), then the fix. This is what makes `<|done|>`
+    conditional: after a success the episode ends, after a failure comes another attempt. Measured without
+    it (every demonstration ending "observation -> <|done|>"): p(<|done|>) = 1.000 after a failed attempt,
+    which leaves reinforcement learning nothing to explore; with no `<|done|>` at all the policy writes a
+    second, random call after every fix, and that call is the one judged.
 
-Deliberately nothing after the fix: no demonstration can show what to do with a fix's own observation (stop
-after a success, try something else after a failure). Appending "observation -> <|done|>" to every
-demonstration teaches the policy to stop after *any* observation (measured: p(<|done|>) = 1.000 after a
-failed attempt), which leaves reinforcement learning nothing to explore.
+Which tasks *need* a look, and how to use what `ls` printed (a file name that is not in the request), no
+demonstration shows; that is GRPO's to learn.
 """
 
 from __future__ import annotations
@@ -53,45 +56,62 @@ class SFTConfig:
 
 
 def demonstrations(
-    tasks: list, sandbox=None, *, look_first: float = 0.0, obs_chars: int = 300, seed: int = 0
+    tasks: list,
+    sandbox,
+    *,
+    look_first: float = 0.0,
+    retry: float = 0.0,
+    obs_chars: int = 300,
+    seed: int = 0,
 ) -> list[tuple[list[int], list[int]]]:
-    """(tokens, mask) for every task that has a reference fix; a `look_first` fraction of them (chosen with
-    `seed`) also as the two-turn "ls, then the fix" form, with the listing `ls` really printed in a fresh
-    fixture (needs `sandbox`)."""
+    """(tokens, mask) for every task that has a reference fix, plus a `look_first` and a `retry` fraction
+    of them (chosen with `seed`) in the two-call forms. Every command shown is really run in a fresh copy of
+    the task's fixture with `sandbox`, so each observation is what the policy would see."""
     usable = [t for t in tasks if t.reference]
-    out = []
-    for t in usable:
-        prompt = request_tokens(task_request(t))
-        act = action_tokens(t.kind, t.reference)
-        out.append((prompt + act, [0] * len(prompt) + [1] * len(act)))
     rng = random.Random(seed)
-    lookers = [t for t in usable if rng.random() < look_first]
-    if lookers:
-        look = action_tokens("bash", LOOK)
-        for t, r in zip(lookers, _run_in_fixtures(lookers, LOOK, sandbox)):
-            prompt = request_tokens(task_request(t))
-            ob = observation_tokens(format_output(r.stdout, r.stderr, r.exit_code, obs_chars))
-            act = action_tokens(t.kind, t.reference)
-            toks = prompt + look + ob + act
-            mask = [0] * len(prompt) + [1] * len(look) + [0] * len(ob) + [1] * len(act)
-            out.append((toks, mask))
+    extra = []  # (task, kind of the earlier call, its code, is it the policy's own)
+    for t in usable:
+        u = rng.random()
+        if u < look_first:
+            extra.append((t, "bash", LOOK, True))
+        elif u < look_first + retry:
+            extra.append((t, t.kind, t.broken, False))
+    fixes = _observe_in_fixtures([(t, t.kind, t.reference) for t in usable], sandbox, obs_chars)
+    firsts = _observe_in_fixtures([(t, kind, code) for t, kind, code, _ in extra], sandbox, obs_chars)
+    fix_obs = {id(t): ob for t, ob in zip(usable, fixes)}
+
+    def episode(t, before: list[tuple[list[int], int]]) -> tuple[list[int], list[int]]:
+        segments = [(request_tokens(task_request(t)), 0), *before]
+        segments += [
+            (action_tokens(t.kind, t.reference), 1),
+            (fix_obs[id(t)], 0),
+            (action_tokens("done", None), 1),
+        ]
+        return [x for toks, _ in segments for x in toks], [m for toks, m in segments for _ in toks]
+
+    out = [episode(t, []) for t in usable]
+    for (t, kind, code, own), ob in zip(extra, firsts):
+        out.append(episode(t, [(action_tokens(kind, code), int(own)), (ob, 0)]))
     return out
 
 
-def _run_in_fixtures(tasks: list, command: str, sandbox) -> list:
-    """Run one bash command in a fresh copy of each task's fixture."""
+def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[list[int]]:
+    """Run each (task, tool, code) in a fresh copy of the task's fixture; the observation tokens it gives."""
     from iclaw.tasks.task import write_fixture
 
+    if not calls:
+        return []
     if sandbox is None:
-        raise ValueError("look-first demonstrations run `ls` in the fixture: pass a sandbox")
+        raise ValueError("demonstrations show what each command really printed: pass a sandbox")
     with tempfile.TemporaryDirectory(prefix="iclaw-sft-") as root:
-        dirs = []
-        for i, t in enumerate(tasks):
+        runs = []
+        for i, (t, kind, code) in enumerate(calls):
             d = Path(root) / f"{i:05d}"
             d.mkdir()
             write_fixture(t.files or {}, d)
-            dirs.append(d)
-        return sandbox.run_many([("bash", command, d) for d in dirs])
+            runs.append((kind, code, d))
+        results = sandbox.run_many(runs)
+    return [observation_tokens(format_output(r.stdout, r.stderr, r.exit_code, obs_chars)) for r in results]
 
 
 def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -16,8 +16,10 @@ from iclaw.tasks.families import (
     py_name,
     py_syntax,
     py_type,
+    py_wrong_ext,
     py_wrong_file,
     quote,
+    wrong_ext,
     wrong_file,
 )
 from iclaw.tasks.family import Family
@@ -30,6 +32,7 @@ _MODULES = [
     file_typo,
     listed_file,
     wrong_file,
+    wrong_ext,
     mkdir_outcome,
     py_syntax,
     py_name,
@@ -39,5 +42,6 @@ _MODULES = [
     py_file_typo,
     py_listed_file,
     py_wrong_file,
+    py_wrong_ext,
 ]
 FAMILIES: dict[str, Family] = {m.FAMILY.name: m.FAMILY for m in _MODULES}

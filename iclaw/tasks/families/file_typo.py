@@ -4,7 +4,7 @@
     error:   cat: ntoes.txt: No such file or directory      reference: cat notes.txt
 
 Single-turn: the typo is in a common word, so the error alone says which file was meant -- also when the name
-carries a random suffix (`cat ntoes_7b.txt` -> `cat notes_7b.txt`), which the request shows. In wrong-file the
+carries a suffix (`cat ntoes_old.txt` -> `cat notes_old.txt`), which the request shows. In wrong-file the
 suffix is what the request does not show, and only `ls` can tell. Both families answer "No such file or
 directory"; telling them apart -- fix it now, or look first -- is what reinforcement learning has to learn.
 """
@@ -19,7 +19,7 @@ from iclaw.tasks.family import Family, Instance, list_fixture, typo
 
 def typo_fixture(rng: random.Random, n_max: int) -> tuple[str, str, dict[str, str]]:
     """2..n_max list files with distinct stems; returns (the target's stem, its name, files). Half the names carry a
-    random suffix (`notes_7b.txt`), like wrong-file's -- here the request shows it, so the fix copies it."""
+    suffix (`notes_old.txt`), like wrong-file's -- here the request shows it, so the fix copies it."""
     stems = rng.sample(STEMS, rng.randint(2, n_max))
     suffixed = rng.random() < 0.5
     files, names = {}, []

@@ -1,8 +1,8 @@
 """listed-file: the line lists the directory, then names a file that is not there; the listing shows the real one.
 
-    fixture: notes_7b.txt, todo-q3.md         broken: ls && cat notes.txt
-    output:  notes_7b.txt / todo-q3.md / cat: notes.txt: No such file or directory
-    reference: ls && cat notes_7b.txt
+    fixture: notes_old.txt, todo_v2.md         broken: ls && cat notes.txt
+    output:  notes_old.txt / todo_v2.md / cat: notes.txt: No such file or directory
+    reference: ls && cat notes_old.txt
 
 Single-turn: the output in the request already holds the listing, so the fix copies the real name from it.
 It is wrong-file with the look already taken by the user: a demonstration that a listing is something to copy
@@ -26,6 +26,6 @@ FAMILY = Family(
     name="listed-file",
     kind="bash",
     make=make,
-    description="the listing in the output shows the real file name (ls && cat notes.txt -> notes_7b.txt)",
+    description="the listing in the output shows the real file name (ls && cat notes.txt -> notes_old.txt)",
     accept=lambda error, exit_code: "No such file or directory" in error,
 )

@@ -1,10 +1,10 @@
 """py-listed-file: the program prints the directory listing, then opens a file that is not there.
 
-    fixture: data_k2.txt, notes-7b.md
+    fixture: data_old.txt, notes_v2.md
     code:    import os
              print(sorted(os.listdir(".")))
              print(open("data.txt").read().strip())
-    output:  ['data_k2.txt', 'notes-7b.md'] / FileNotFoundError: ... 'data.txt'
+    output:  ['data_old.txt', 'notes_v2.md'] / FileNotFoundError: ... 'data.txt'
 
 Single-turn, the Python twin of listed-file: the printed listing holds the real name to copy.
 """

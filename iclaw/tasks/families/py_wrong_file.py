@@ -1,6 +1,6 @@
-"""py-wrong-file (multi-turn): the code opens a file that is not there; the real one has a random suffix.
+"""py-wrong-file (multi-turn): the code opens a file that is not there; the real one carries a suffix.
 
-    fixture: data_k2.txt, notes-7b.md         code: print(open("data.txt").read().strip())
+    fixture: data_old.txt, notes_v2.md         code: print(open("data.txt").read().strip())
     FileNotFoundError: [Errno 2] No such file or directory: 'data.txt'
 
 The agent has to look (`ls`, or os.listdir) before it can name the file.
@@ -42,7 +42,7 @@ FAMILY = Family(
     name="py-wrong-file",
     kind="python",
     make=make,
-    description="code opens a file that is not there; the real one has a random suffix (ls first)",
+    description="code opens a file that is not there; the real one has a suffix (ls first, or guess twice)",
     multi_turn=True,
     accept=lambda error, exit_code: "FileNotFoundError" in error,
 )

@@ -1,25 +1,32 @@
-"""wrong-file (multi-turn): the command names a file that is not there; the real one has a random suffix.
+"""wrong-file (multi-turn): the command names a file that is not there; the real one carries a suffix.
 
-    fixture: notes_7b.txt, todo-q3.md, data2k.csv      broken: cat notes.txt
-    error:   cat: notes.txt: No such file or directory  reference: cat notes_7b.txt
+    fixture: notes_old.txt, todo_v2.md, data_bak.csv   broken: cat notes.txt
+    error:   cat: notes.txt: No such file or directory  reference: cat notes_old.txt
 
-The suffix is unguessable, so the agent has to run `ls` first and pick the one file whose stem matches.
+The suffix is one of eight everyday words (old, new, v2, ...), so a guess is right one time in eight and a
+second guess after a failure one time in seven; running `ls` first and taking the one file whose stem
+matches is right every time. Measured (session 2): with two random characters as the suffix the tiny policy
+had p(copying them out of the listing) ~ 1e-9, so reward never came and GRPO had nothing to reinforce.
 """
 
 from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import Family, Instance, list_fixture, tag
+from iclaw.tasks.family import Family, Instance, list_fixture
 
 STEMS = ["notes", "data", "report", "todo", "log", "names", "list", "items"]
 EXTS = ["txt", "csv", "log", "md"]
 COMMANDS = ["cat FILE", "wc -l FILE", "head -n 2 FILE", "sort FILE", "tail -n 1 FILE", "sort -r FILE"]
 
 
+SUFFIXES = ["old", "new", "v2", "2024", "final", "bak", "copy", "draft"]
+
+
 def random_name(rng: random.Random, stem: str) -> tuple[str, str]:
+    """(the real name, the name a user would guess): notes_old.txt, notes.txt."""
     ext = rng.choice(EXTS)
-    return f"{stem}{rng.choice(['_', '-', ''])}{tag(rng)}.{ext}", f"{stem}.{ext}"
+    return f"{stem}_{rng.choice(SUFFIXES)}.{ext}", f"{stem}.{ext}"
 
 
 def make(rng: random.Random) -> Instance:
@@ -40,7 +47,7 @@ FAMILY = Family(
     name="wrong-file",
     kind="bash",
     make=make,
-    description="file name is wrong; the real one has a random suffix (ls first)",
+    description="file name is wrong; the real one has a suffix (ls first, or guess twice)",
     multi_turn=True,
     accept=lambda error, exit_code: "No such file or directory" in error,
 )
