@@ -5,7 +5,7 @@
             output, <|done|>; some with `ls` or a failed attempt first)              → registry `demo-sft`
     eval    held-out pass@1 of demo-sft (greedy, multi-turn, verifier in fresh fixtures)
     GRPO    β = 0.04, max_turns ≥ 2, reward = the verifier, on the multi-turn / outcome-only train tasks
-            and as many single-turn ones                                              → registry `demo`
+            and half as many single-turn ones                                         → registry `demo`
     eval    held-out pass@1 of demo
     control SFT continued from demo-sft for the same wall time as GRPO, on every demonstration there is
             (including the single-turn references of the multi-turn families)        → registry `demo-sft-control`
@@ -155,9 +155,10 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         seed=cfg.seed,
     )
     # GRPO trains where the demonstrations stop: every multi-turn / outcome-only task (only reward says what
-    # works there) and as many single-turn tasks, drawn across their families -- without those the policy
-    # learns "ls first" everywhere (measured: 33.3 -> 30.7 % overall on a hard-only pool) instead of *when*
-    # to look
+    # works there) and half as many single-turn tasks, drawn across their families. Measured (one run each):
+    # a hard-only pool teaches "ls first" everywhere, and the fixes written after a listing are worse on
+    # single-turn families (33.3 -> 30.7 % overall in a probe; +8.3 on the hard families in a full demo); half
+    # as many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0
     hard_tasks = [t for t in train if t.family in hard]
     rest = [t for t in train if t.family not in hard]
     pool = hard_tasks + random.Random(cfg.seed).sample(rest, min(len(rest), len(hard_tasks) // 2))
