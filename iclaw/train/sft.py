@@ -69,29 +69,25 @@ def demonstrations(
     the task's fixture with `sandbox`, so each observation is what the policy would see."""
     usable = [t for t in tasks if t.reference]
     rng = random.Random(seed)
-    extra = []  # (task, kind of the earlier call, its code, is it the policy's own)
-    for t in usable:
+    extra = []  # (index into usable, kind of the earlier call, its code, is it the policy's own)
+    for i, t in enumerate(usable):
         u = rng.random()
         if u < look_first:
-            extra.append((t, "bash", LOOK, True))
+            extra.append((i, "bash", LOOK, True))
         elif u < look_first + retry:
-            extra.append((t, t.kind, t.broken, False))
+            extra.append((i, t.kind, t.broken, False))
     fixes = _observe_in_fixtures([(t, t.kind, t.reference) for t in usable], sandbox, obs_chars)
-    firsts = _observe_in_fixtures([(t, kind, code) for t, kind, code, _ in extra], sandbox, obs_chars)
-    fix_obs = {id(t): ob for t, ob in zip(usable, fixes)}
+    firsts = _observe_in_fixtures([(usable[i], kind, code) for i, kind, code, _ in extra], sandbox, obs_chars)
 
-    def episode(t, before: list[tuple[list[int], int]]) -> tuple[list[int], list[int]]:
+    def episode(i: int, before: list[tuple[list[int], int]]) -> tuple[list[int], list[int]]:
+        t = usable[i]
         segments = [(request_tokens(task_request(t)), 0), *before]
-        segments += [
-            (action_tokens(t.kind, t.reference), 1),
-            (fix_obs[id(t)], 0),
-            (action_tokens("done", None), 1),
-        ]
+        segments += [(action_tokens(t.kind, t.reference), 1), (fixes[i], 0), (action_tokens("done", None), 1)]
         return [x for toks, _ in segments for x in toks], [m for toks, m in segments for _ in toks]
 
-    out = [episode(t, []) for t in usable]
-    for (t, kind, code, own), ob in zip(extra, firsts):
-        out.append(episode(t, [(action_tokens(kind, code), int(own)), (ob, 0)]))
+    out = [episode(i, []) for i in range(len(usable))]
+    for (i, kind, code, own), ob in zip(extra, firsts):
+        out.append(episode(i, [(action_tokens(kind, code), int(own)), (ob, 0)]))
     return out
 
 
