@@ -19,10 +19,10 @@ from iclaw.errors import IclawError
 from iclaw.model.checkpoint import (
     load_checkpoint,
     load_trainer_state,
-    pad_vocab,
     save_checkpoint,
 )
 from iclaw.model.gpt import GPT, GPTConfig
+from iclaw.model.weights import pad_vocab
 
 SMALL = GPTConfig(block_size=32, vocab_size=50304, n_layer=1, n_head=2, n_embd=16)
 

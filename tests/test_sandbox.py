@@ -7,7 +7,8 @@ import time
 import pytest
 
 from iclaw.errors import IclawError
-from iclaw.tools.sandbox import TRUNCATION_MARKER, Limits, Sandbox, ToolResult, detect_level, require_safe
+from iclaw.tools.process import TRUNCATION_MARKER
+from iclaw.tools.sandbox import Limits, Sandbox, ToolResult, detect_level, require_safe
 
 HAS_BWRAP = detect_level()[0] == "bwrap"
 LEVELS = ["none"] + (["bwrap"] if HAS_BWRAP else [])

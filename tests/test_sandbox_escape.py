@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from iclaw.tools.sandbox import TRUNCATION_MARKER, Limits, Sandbox, _pids_cgroup_root, detect_level
+from iclaw.tools.limits import pids_cgroup_root
+from iclaw.tools.process import TRUNCATION_MARKER
+from iclaw.tools.sandbox import Limits, Sandbox, detect_level
 
 TIMEOUT = 2.0
 LEVEL, WHY = detect_level()
@@ -80,7 +82,7 @@ def test_fork_bomb(sandbox, task, host_canary):
     # The classic bomb, kept alive by a foreground sleep so it runs until our clock kills it.
     r = run_timed(sandbox, ":(){ :|:& };:; sleep 30", task)
     assert r.timed_out and r.exit_code == 124
-    if _pids_cgroup_root() is not None:  # the process cap was hit long before the timeout
+    if pids_cgroup_root() is not None:  # the process cap was hit long before the timeout
         assert "Resource temporarily unavailable" in r.stderr
     time.sleep(0.3)
     leftover = [p for p in os.listdir("/proc") if p.isdigit()]
@@ -258,9 +260,9 @@ def test_workspace_under_hidden_home(host_canary):
 @needs_bwrap
 def test_tmp_on_disk_when_bwrap_cannot_size_a_tmpfs(task, host_canary, monkeypatch):
     # bwrap < 0.7 has no --size: /tmp then lives in the call's scratch dir, under the size guard.
-    import iclaw.tools.sandbox as sandbox_module
+    import iclaw.tools.isolation as isolation
 
-    monkeypatch.setattr(sandbox_module, "_bwrap_has_size", lambda: False)
+    monkeypatch.setattr(isolation, "bwrap_has_size", lambda: False)
     limits = Limits(timeout_s=TIMEOUT, fsize_bytes=4 << 20, disk_bytes=16 << 20)
     sb = Sandbox(limits, level="bwrap")
     r = run_timed(

@@ -262,7 +262,7 @@ def fix_main(
 
     from rich.console import Console
 
-    from iclaw.agent.chat import Confirm, Transcript, load_policy, stdin_is_tty
+    from iclaw.agent.terminal import Confirm, Transcript, load_policy, stdin_is_tty
     from iclaw.errors import IclawError
     from iclaw.model import registry
     from iclaw.store import Store

@@ -133,9 +133,9 @@ def doctor(
             f"[bold red]none[/] — {sandbox.reason}. Model commands run with your permissions; "
             "train/eval refuse unless --unsafe-no-sandbox.",
         )
-    from iclaw.tools.sandbox import _pids_cgroup_root
+    from iclaw.tools.limits import pids_cgroup_root
 
-    cg = _pids_cgroup_root()
+    cg = pids_cgroup_root()
     table.add_row("pids cgroup", cg if cg else "[yellow]unavailable[/] (fork bombs bounded by timeout only)")
     workdir = tempfile.mkdtemp(prefix="iclaw-doctor-")
     try:

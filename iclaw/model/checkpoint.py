@@ -1,4 +1,5 @@
-"""Checkpoints: our native format, plus importers for nanoGPT `ckpt.pt` files and Hugging Face GPT-2 dirs.
+"""Checkpoints: our native format, and `load_checkpoint`, which also reads nanoGPT `ckpt.pt` files and Hugging
+Face GPT-2 dirs (their importers are in iclaw/model/importers.py).
 
 Native format: a directory holding
     model.safetensors   the state dict (lm_head.weight is tied to transformer.wte.weight, so stored once)
@@ -11,18 +12,16 @@ fsync'd, and only then is it renamed to NAME. rename() is atomic, so a reader (t
 newest policy) sees either no checkpoint or a complete one, never a half-written one.
 
 All three formats load into the same GPT (iclaw/model/gpt.py), whose state-dict keys are nanoGPT's.
-Vocabularies of GPT-2's 50257 tokens are padded to 50304 on import (see `pad_vocab`): the extra rows are
-the agent's control-token slots.
+Vocabularies of GPT-2's 50257 tokens are padded to 50304 on import (see `pad_vocab` in iclaw/model/weights.py):
+the extra rows are the agent's control-token slots.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import secrets
 import shutil
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,18 +29,16 @@ import torch
 
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, GPTConfig
+from iclaw.model.importers import import_hf_gpt2, import_nanogpt
+from iclaw.model.weights import load_state, read_json, read_safetensors, torch_load
 
 FORMAT = 1
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 TRAINER_FILE = "trainer_state.pt"
-PADDED_VOCAB = 50304  # GPT-2's 50257 tokens padded to a multiple of 64; the extra slots are control tokens
-GPT2_VOCAB = 50257
 
 # Top-level metadata keys in config.json; every other key there is a GPTConfig field.
 META_KEYS = ("iclaw_format", "source", "created", "parent", "step", "param_count", "extra")
-# HF GPT-2 stores these four as Conv1D, i.e. (in, out): the transpose of nn.Linear's (out, in).
-CONV1D_SUFFIXES = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
 
 
 def now_iso() -> str:
@@ -214,7 +211,7 @@ def detect(path: Path) -> str:
     if path.is_dir():
         cfg = path / CONFIG_FILE
         if cfg.is_file():
-            d = _read_json(cfg)
+            d = read_json(cfg)
             if "iclaw_format" in d:
                 return "native"
             if d.get("model_type") == "gpt2" or {"n_embd", "n_layer", "n_positions"} <= set(d):
@@ -238,16 +235,6 @@ def detect(path: Path) -> str:
     return "nanogpt"  # any other file: we only read nanoGPT's torch.save'd dicts (checked on load)
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        d = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise IclawError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(d, dict):
-        raise IclawError(f"{path}: expected a JSON object")
-    return d
-
-
 def _build_config(d: dict, where: Path) -> GPTConfig:
     try:
         cfg = GPTConfig.from_dict(d)
@@ -264,7 +251,7 @@ def _build_config(d: dict, where: Path) -> GPTConfig:
 
 def _load_native(path: Path) -> tuple[GPT, dict]:
     cfg_path = path / CONFIG_FILE
-    info = _read_json(cfg_path)
+    info = read_json(cfg_path)
     fmt = info.get("iclaw_format")
     if fmt != FORMAT:
         raise IclawError(
@@ -282,19 +269,6 @@ def _load_native(path: Path) -> tuple[GPT, dict]:
     return model, meta
 
 
-def read_safetensors(file: Path) -> dict[str, torch.Tensor]:
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    if not file.is_file():
-        raise IclawError(f"{file}: no such file")
-    try:
-        return load_file(str(file))
-    except SafetensorError as e:
-        size = file.stat().st_size
-        raise IclawError(f"{file}: truncated or corrupt safetensors file ({size} bytes; {e})") from None
-
-
 def load_trainer_state(path: Path | str) -> dict | None:
     """The trainer state saved with a native checkpoint, or None if it has none.
 
@@ -303,274 +277,7 @@ def load_trainer_state(path: Path | str) -> dict | None:
     file = Path(path) / TRAINER_FILE
     if not file.is_file():
         return None
-    return _torch_load(file, allow_unsafe=True, warn=False)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Loading the state dict into a GPT, with errors a person can act on
-
-
-def _listing(items: list[str], n: int = 3) -> str:
-    more = f" (+{len(items) - n} more)" if len(items) > n else ""
-    return ", ".join(items[:n]) + more
-
-
-def load_state(model: GPT, sd: dict[str, torch.Tensor], where: Path) -> None:
-    """Copy `sd` into `model`, checking every key and shape first. lm_head.weight may be absent (tied)."""
-    expected = model.state_dict()
-    sd = dict(sd)
-    tied = "lm_head.weight" in expected and "transformer.wte.weight" in expected
-    if tied and "lm_head.weight" in sd and "transformer.wte.weight" in sd:
-        head, wte = sd["lm_head.weight"], sd["transformer.wte.weight"]
-        if head.shape == wte.shape and not torch.equal(head, wte):
-            raise IclawError(
-                f"{where}: lm_head.weight differs from transformer.wte.weight; untied heads are not supported"
-            )
-    if tied and "lm_head.weight" not in sd and "transformer.wte.weight" in sd:
-        sd["lm_head.weight"] = sd["transformer.wte.weight"]
-    unknown = [k for k in sd if k not in expected]
-    missing = [k for k in expected if k not in sd]
-    misshaped = [
-        f"{k} {tuple(sd[k].shape)} != {tuple(expected[k].shape)}"
-        for k in sd
-        if k in expected and tuple(sd[k].shape) != tuple(expected[k].shape)
-    ]
-    problems = []
-    if unknown:
-        problems.append(f"unknown keys: {_listing(unknown)}")
-    if missing:
-        problems.append(f"missing keys: {_listing(missing)}")
-    if misshaped:
-        problems.append(f"mis-shaped keys (file != config): {_listing(misshaped)}")
-    if problems:
-        raise IclawError(f"{where}: state dict does not match the model config; " + "; ".join(problems))
-    model.load_state_dict(sd, strict=True)
-
-
-def pad_vocab(sd: dict[str, torch.Tensor], to: int = PADDED_VOCAB) -> int:
-    """Pad the embedding (and an untied-looking lm_head copy) from GPT-2's 50257 rows to `to`, in place.
-
-    The new rows are the mean of the existing rows (Hewitt, "Initializing new word embeddings", 2021), not
-    random or zero: the head is tied, so a new row's logit is h·mean(E) = the mean of the real logits, which by
-    Jensen gives each new token at most the average token's probability. The 47 slots together then take
-    < 0.1 % of the probability mass and sampling from an imported GPT-2 is unchanged in practice. (Zero or
-    N(0, 0.02) rows would give logits near 0, far above GPT-2's typical logits, so the control tokens would
-    swallow most of the mass.) Returns the original vocab size.
-    """
-    wte = sd["transformer.wte.weight"]
-    n = wte.shape[0]
-    if n >= to:
-        return n
-    new_rows = wte.float().mean(dim=0, keepdim=True).expand(to - n, -1).to(wte.dtype)
-    for k in ("transformer.wte.weight", "lm_head.weight"):
-        if k in sd and sd[k].shape[0] == n:
-            sd[k] = torch.cat([sd[k], new_rows], dim=0)
-    return n
-
-
-def _check_vocab(n: int, where: Path) -> int:
-    """The vocab size the model is built with: at least PADDED_VOCAB (our tokenizer needs slots 50257+)."""
-    if n < GPT2_VOCAB:
-        raise IclawError(
-            f"{where}: vocab_size {n} is smaller than GPT-2's {GPT2_VOCAB}; only GPT-2-tokenizer models are supported"
-        )
-    return max(n, PADDED_VOCAB)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# nanoGPT
-
-
-def _torch_load(file: Path, *, allow_unsafe: bool, warn: bool = True):
-    """torch.load with weights_only=True; if the safe unpickler refuses some object, fall back to a full load
-    (with a warning) when allowed. Files that are not torch.save output at all get a clear IclawError."""
-    with open(file, "rb") as f:
-        head = f.read(4)
-    if not (head.startswith(b"PK\x03\x04") or head[:1] == b"\x80"):
-        raise IclawError(f"{file}: not a checkpoint (not a PyTorch torch.save file)")
-    try:
-        return torch.load(file, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as e:
-        if not allow_unsafe or "weights_only" not in str(e).lower().replace(" ", "_"):
-            raise IclawError(
-                f"{file}: corrupt or unreadable PyTorch file ({str(e).splitlines()[0]})"
-            ) from None
-        if warn:  # one line on stderr: this is a security-relevant fallback the user should see
-            print(
-                f"warning: {file}: holds objects torch's safe loader refuses; loading it with weights_only=False "
-                "(only do this for files you trust)",
-                file=sys.stderr,
-            )
-    except Exception as e:  # zip errors, bad magic numbers, truncated files
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise IclawError(f"{file}: corrupt or unreadable PyTorch file ({msg[:200]})") from None
-    try:
-        return torch.load(file, map_location="cpu", weights_only=False)
-    except Exception as e:
-        raise IclawError(
-            f"{file}: corrupt or unreadable PyTorch file ({str(e).splitlines()[0][:200]})"
-        ) from None
-
-
-NANOGPT_ARGS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size")
-
-
-def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
-    """A nanoGPT ckpt.pt: {"model": state dict, "model_args": {...}, "iter_num", "best_val_loss", "config", ...}.
-
-    `_orig_mod.` prefixes (left by torch.compile) are stripped, vocab is padded to 50304, dropout forced to 0.
-    """
-    file = Path(ckpt_pt_path).expanduser()
-    if not file.is_file():
-        raise IclawError(f"{file}: no such file")
-    ckpt = _torch_load(file, allow_unsafe=True)
-    if not isinstance(ckpt, dict) or "model" not in ckpt or "model_args" not in ckpt:
-        what = f"keys: {_listing(sorted(map(str, ckpt)))}" if isinstance(ckpt, dict) else type(ckpt).__name__
-        raise IclawError(
-            f"{file}: not a nanoGPT checkpoint (expected a dict with 'model' and 'model_args'; got {what})"
-        )
-    args = ckpt["model_args"]
-    absent = [k for k in NANOGPT_ARGS if k not in args]
-    if absent:
-        raise IclawError(f"{file}: model_args lacks {', '.join(absent)}")
-    sd = {}
-    for k, v in ckpt["model"].items():
-        k = k.removeprefix("_orig_mod.")
-        if (
-            k.endswith(".attn.bias") and v.dim() == 4
-        ):  # nanoGPT's causal-mask buffer (no-flash path), not a weight
-            continue
-        sd[k] = v
-    if "transformer.wte.weight" not in sd:
-        raise IclawError(f"{file}: state dict has no transformer.wte.weight (keys: {_listing(list(sd))})")
-    vocab = _check_vocab(int(args["vocab_size"]), file)
-    config = GPTConfig(
-        block_size=int(args["block_size"]),
-        vocab_size=vocab,
-        n_layer=int(args["n_layer"]),
-        n_head=int(args["n_head"]),
-        n_embd=int(args["n_embd"]),
-        dropout=0.0,
-        bias=bool(args["bias"]),
-    )
-    if sd["transformer.wte.weight"].shape[0] == int(args["vocab_size"]):
-        pad_vocab(sd, vocab)
-    model = GPT(config)
-    load_state(model, sd, file)
-    step = ckpt.get("iter_num")
-    meta = {
-        "format": "nanogpt",
-        "source": f"nanogpt:{file.resolve()}",
-        "parent": None,
-        "step": int(step) if step is not None else None,
-        "original_vocab_size": int(args["vocab_size"]),
-    }
-    best = ckpt.get("best_val_loss")
-    if best is not None:
-        meta["best_val_loss"] = float(best)
-    if args.get("dropout"):
-        meta["saved_dropout"] = float(args["dropout"])
-    return model, meta
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Hugging Face GPT-2
-
-
-def _hf_state_dict(path: Path) -> tuple[dict[str, torch.Tensor], Path]:
-    """Read an HF directory's weights: model.safetensors, pytorch_model.bin, or their sharded index files."""
-    for name in ("model.safetensors", "pytorch_model.bin"):
-        if (path / name).is_file():
-            return _read_weights(path / name), path / name
-        index = path / f"{name}.index.json"
-        if index.is_file():
-            weight_map = _read_json(index).get("weight_map") or {}
-            sd = {}
-            for shard in sorted(set(weight_map.values())):
-                sd.update(_read_weights(path / shard))
-            return sd, index
-    raise IclawError(f"{path}: Hugging Face config.json found but no model.safetensors or pytorch_model.bin")
-
-
-def _read_weights(file: Path) -> dict[str, torch.Tensor]:
-    if file.name.endswith(".safetensors"):
-        return read_safetensors(file)
-    if not file.is_file():
-        raise IclawError(f"{file}: no such file")
-    sd = _torch_load(file, allow_unsafe=False)
-    if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise IclawError(f"{file}: not a state dict of tensors")
-    return sd
-
-
-def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
-    """A Hugging Face GPT-2 directory (config.json + model.safetensors or pytorch_model.bin).
-
-    Keys may carry "transformer." (GPT2LMHeadModel) or not (GPT2Model); Conv1D weights are transposed into
-    nn.Linear layout; the causal-mask buffers .attn.bias / .attn.masked_bias are skipped; vocab padded to 50304.
-    Config options that would change the math (activation, LayerNorm epsilon, attention scaling, MLP width)
-    must match what our GPT computes, else IclawError.
-    """
-    path = Path(dir).expanduser()
-    if not path.is_dir():
-        raise IclawError(f"{path}: not a directory (expected a Hugging Face GPT-2 directory)")
-    cfg_path = path / CONFIG_FILE
-    c = _read_json(cfg_path)
-    if c.get("model_type", "gpt2") != "gpt2":
-        raise IclawError(f"{cfg_path}: model_type {c.get('model_type')!r} is not gpt2")
-    n_embd = int(c.get("n_embd", 768))
-    checks = [  # (key, value found, what our GPT computes)
-        ("activation_function", c.get("activation_function", "gelu_new"), ("gelu_new", "gelu_pytorch_tanh")),
-        ("layer_norm_epsilon", float(c.get("layer_norm_epsilon", 1e-5)), (1e-5,)),
-        ("scale_attn_weights", c.get("scale_attn_weights", True), (True,)),
-        ("scale_attn_by_inverse_layer_idx", c.get("scale_attn_by_inverse_layer_idx", False), (False,)),
-        ("n_inner", c.get("n_inner"), (None, 4 * n_embd)),
-        ("add_cross_attention", c.get("add_cross_attention", False), (False,)),
-        ("tie_word_embeddings", c.get("tie_word_embeddings", True), (True,)),
-    ]
-    for key, found, ok in checks:
-        if found not in ok:
-            want = " or ".join(repr(v) for v in ok)
-            raise IclawError(f"{cfg_path}: {key} is {found!r}; iclaw's GPT computes {want}")
-    absent = [k for k in ("n_layer", "n_head", "n_embd", "vocab_size") if k not in c]
-    if absent or not ("n_positions" in c or "n_ctx" in c):
-        raise IclawError(f"{cfg_path}: missing {', '.join(absent) or 'n_positions'}")
-
-    raw, weights_file = _hf_state_dict(path)
-    sd = {}
-    for k, v in raw.items():
-        if k.endswith(".attn.bias") or k.endswith(".attn.masked_bias"):
-            continue  # causal-mask buffers, not weights
-        k = k.removeprefix("transformer.")
-        if not k.startswith("lm_head."):
-            k = "transformer." + k
-        if k.endswith(CONV1D_SUFFIXES) and v.dim() == 2:
-            v = v.t()
-        sd[k] = v.contiguous()
-    if "transformer.wte.weight" not in sd:
-        raise IclawError(f"{weights_file}: no wte.weight (keys: {_listing(list(raw))})")
-    vocab = _check_vocab(int(c["vocab_size"]), cfg_path)
-    config = GPTConfig(
-        block_size=int(c.get("n_positions", c.get("n_ctx"))),
-        vocab_size=vocab,
-        n_layer=int(c["n_layer"]),
-        n_head=int(c["n_head"]),
-        n_embd=n_embd,
-        dropout=0.0,
-        bias=True,
-    )
-    if sd["transformer.wte.weight"].shape[0] == int(c["vocab_size"]):
-        pad_vocab(sd, vocab)
-    model = GPT(config)
-    load_state(model, sd, weights_file)
-    meta = {
-        "format": "hf",
-        "source": f"hf-gpt2:{path.resolve()}",
-        "parent": None,
-        "step": None,
-        "original_vocab_size": int(c["vocab_size"]),
-    }
-    return model, meta
+    return torch_load(file, allow_unsafe=True, warn=False)
 
 
 def checkpoint_files_ok(path: Path) -> bool:

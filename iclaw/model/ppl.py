@@ -10,7 +10,7 @@ those are predicted with at least T - S tokens of context. (With S = T, non-over
 token of each window has no context and is skipped too.) perplexity = exp(total NLL / number scored).
 
 The softmax is taken over GPT-2's 50257 text tokens only: the control-token slots 50257..50303 never occur in
-plain text, and an imported GPT-2 gets those rows by padding (checkpoint.pad_vocab), so counting them would
+plain text, and an imported GPT-2 gets those rows by padding (weights.pad_vocab), so counting them would
 put probability mass on rows the original model never had. The numbers therefore match the original
 model's exactly.
 """

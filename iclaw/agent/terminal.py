@@ -1,0 +1,228 @@
+"""The terminal side of one fix turn, shared by `iclaw chat` (iclaw/agent/chat.py) and `iclaw fix`.
+
+`Transcript` is the episode loop's `on_event` hook: it prints the user's run, each model action and each tool
+result as they happen. `Confirm` is its `approve` hook: [y]es / [n]o / [e]dit / [a]lways before a model
+command runs. Output shown here is capped for the terminal (`cap_display`); the store keeps all of it.
+Both front ends also share the prompt's key bindings (`line_keys`), `load_policy` and `stdin_is_tty`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from iclaw.agent.fix import FixResult
+from iclaw.agent.protocol import Action
+
+DISPLAY_CHARS = 2000  # per stream shown in the terminal; the store keeps what the sandbox captured
+
+
+def cap_display(text: str, keep: str = "head", limit: int = DISPLAY_CHARS) -> str:
+    text = text.rstrip("\n")
+    if len(text) <= limit:
+        return text
+    more = len(text) - limit
+    if keep == "head":
+        return text[:limit] + f"\n[... {more} more characters; /replay shows all that was kept]"
+    return f"[... {more} characters before this; /replay shows all that was kept]\n" + text[-limit:]
+
+
+def show_code(console: Console, code: str, kind: str, title: str) -> None:
+    console.print(f"[bold cyan]{escape(title)}[/] [dim]({kind})[/]")
+    console.print(
+        Syntax(
+            code,
+            "python" if kind == "python" else "bash",
+            theme="ansi_dark",
+            background_color="default",
+            word_wrap=True,
+        )
+    )
+
+
+def show_run(console: Console, r) -> None:
+    """Exit code (coloured), duration, flags, then the output (capped for the terminal)."""
+    colour = "green" if r.exit_code == 0 else "red"
+    info = [f"[bold {colour}]exit {r.exit_code}[/]", f"{r.duration_ms:.0f} ms"]
+    if r.timed_out:
+        info.append("[bold red]timed out[/]")
+    elif r.signal is not None:
+        info.append(f"[red]signal {r.signal}[/]")
+    if r.stdout_truncated or r.stderr_truncated:
+        info.append("[yellow]output capped by the sandbox[/]")
+    console.print("  " + " · ".join(info))
+    if r.stdout.strip():
+        console.print(escape(cap_display(r.stdout, "head")), soft_wrap=True)
+    if r.stderr.strip():
+        console.print(f"[red]{escape(cap_display(r.stderr, 'tail'))}[/]", soft_wrap=True)
+
+
+def load_policy(name: str):
+    """Policy for a registered name or a checkpoint path (IclawError if unknown). Imports torch."""
+    from iclaw.agent.policy import Policy
+
+    return Policy.load(name)
+
+
+def line_keys():
+    """Enter submits; Esc+Enter, or Enter after a trailing backslash, inserts a newline."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    kb = KeyBindings()
+
+    # c-j too: a line typed ahead while a turn runs (terminal in cooked mode) arrives with its Enter as \n
+    @kb.add("enter")
+    @kb.add("c-j")
+    def _enter(event):
+        buf = event.current_buffer
+        doc = buf.document
+        if doc.is_cursor_at_the_end and doc.text.endswith("\\"):  # continuation: `\` + Enter
+            buf.delete_before_cursor(1)
+            buf.insert_text("\n")
+        else:
+            buf.validate_and_handle()
+
+    @kb.add("escape", "enter")
+    def _newline(event):
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+class Transcript:
+    """Renders one turn as it happens: the user's run, each model action, each tool result, the outcome."""
+
+    def __init__(self, console: Console, label: str, rate_hint: str = "/rate good"):
+        self.c, self.label = console, label
+        self.rate_hint = rate_hint  # how to rate the episode from here ({id} is filled in)
+        self.proposed: str | None = None
+
+    def on_first(self, kind: str, code: str, r) -> None:
+        show_code(self.c, code, kind, "you")
+        show_run(self.c, r)
+        if r.exit_code != 0:
+            self.c.print(f"[dim]asking {escape(self.label)} to fix it…[/]")
+
+    def on_event(self, event: str, ep, info: dict) -> None:
+        a: Action = info["action"]
+        if event == "action":
+            n = ep.n_turns
+            if a.kind == "done":
+                self.c.print(f"[magenta]model (turn {n}):[/] done")
+            elif a.kind == "invalid":
+                said = a.code.replace("\n", "⏎")[:80]
+                self.c.print(
+                    f"[magenta]model (turn {n}):[/] [dim]invalid action — {escape(a.error)}"
+                    + (f": {escape(repr(said))}" if said else "")
+                    + "[/]"
+                )
+            else:
+                self.proposed = a.code
+                show_code(self.c, a.code, a.kind, f"model (turn {n})")
+        elif event == "result":
+            if a.code != self.proposed:
+                show_code(self.c, a.code, a.kind, "you (edited)")
+            show_run(self.c, info["result"])
+
+    def summary(self, res: FixResult) -> None:
+        c = self.c
+        if res.cancelled:
+            c.print(
+                "[yellow]cancelled[/]" + (f" · logged as episode {res.episode_id}" if res.episode_id else "")
+            )
+        elif not res.needed_fix:
+            c.print(f"[green]works as is — nothing to fix[/] [dim](episode {res.episode_id})[/]")
+        else:
+            if res.note:
+                c.print(f"[yellow]{escape(res.note)}[/]")
+            if res.fixed:
+                c.print(f"[bold green]fixed:[/] {escape(res.final)}")
+            else:
+                why = res.episode.status if res.episode else "?"
+                c.print(f"[bold red]no working fix[/] [dim]({why})[/]")
+            c.print(
+                f"[dim]episode {res.episode_id} · {escape(self.label)} · "
+                f"{escape(self.rate_hint.format(id=res.episode_id))} keeps it as a training task[/]"
+            )
+
+
+class Confirm:
+    """The `approve` hook of the episode loop: [y]es / [n]o / [e]dit / [a]lways before a model command runs.
+
+    auto=True (--yes, /yes, or answering `a`) approves without asking; commands still run in the sandbox.
+    Ctrl-C cancels the whole turn (KeyboardInterrupt propagates); Ctrl-D answers no."""
+
+    def __init__(self, console: Console, *, auto: bool = False, input=None, output=None):
+        self.c, self.auto = console, auto
+        self._input, self._output = input, output
+        self._session = None
+
+    def session(self):
+        from prompt_toolkit import PromptSession
+
+        if self._session is None:
+            self._session = PromptSession(
+                input=self._input, output=self._output, key_bindings=line_keys(), multiline=True
+            )
+        return self._session
+
+    def choose(self) -> str:
+        from prompt_toolkit.key_binding import KeyBindings
+
+        kb = KeyBindings()
+
+        @kb.add("<any>")
+        def _ignore(event):
+            pass
+
+        for keys, answer in (
+            ("y", "y"),
+            ("Y", "y"),
+            ("enter", "y"),
+            ("n", "n"),
+            ("N", "n"),
+            ("e", "e"),
+            ("E", "e"),
+            ("a", "a"),
+            ("A", "a"),
+            ("c-d", "n"),
+        ):
+
+            @kb.add(keys)
+            def _answer(event, answer=answer):
+                event.app.exit(result=answer)
+
+        return self.session().prompt("run it? [Y]es / [n]o / [e]dit / [a]lways ", key_bindings=kb)
+
+    def __call__(self, ep, action: Action) -> Action | None:
+        if self.auto:
+            return action
+        answer = self.choose()
+        if answer == "a":
+            self.auto = True
+            self.c.print("[dim]auto-approve on for this session (/yes turns it off)[/]")
+            return action
+        if answer == "n":
+            self.c.print("[dim]declined[/]")
+            return None
+        if answer == "e":
+            try:
+                # key_bindings again: prompt() arguments stick to the session, and choose() set its own
+                edited = self.session().prompt("edit> ", default=action.code, key_bindings=line_keys())
+            except EOFError:
+                return None
+            if not edited.strip():
+                self.c.print("[dim]empty: declined[/]")
+                return None
+            return Action(action.kind, code=edited)
+        return action
+
+
+def stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
