@@ -188,6 +188,33 @@ def test_observation_and_prompt_tokens_get_no_gradient():
         assert emb.grad[tok].abs().sum() == 0
 
 
+def test_ptx_adds_exactly_sft_coef_times_the_demonstrations_gradient():
+    """PPO-ptx: the update's gradient is the GRPO loss's plus sft_coef x the SFT loss's on the demo batch."""
+    from iclaw.train.sft import sft_loss
+
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL))
+    g = torch.Generator().manual_seed(1)
+    seqs = [torch.randint(100, 1000, (24,), generator=g).tolist() for _ in range(3)]
+    b = collate(seqs, [[0] * 8 + [1] * 16] * 3)
+    demo = collate(seqs[:2], [[0] * 12 + [1] * 12] * 2)
+    adv = torch.tensor([1.0, -0.5, 0.25])
+    opt = torch.optim.SGD(m.parameters(), lr=0.0)  # lr 0: the gradients stay in .grad, the weights stay put
+
+    def grads(cfg, ptx=None) -> list[torch.Tensor]:
+        grpo_update(m, opt, b, adv, None, None, cfg, device=torch.device("cpu"), ptx=ptx)
+        return [p.grad.clone() for p in m.parameters()]
+
+    # a clip norm no gradient reaches, so .grad is the raw sum
+    plain = grads(GRPOConfig(beta=0.0, amp=False, grad_clip=1e9))
+    mixed = grads(GRPOConfig(beta=0.0, amp=False, grad_clip=1e9, sft_coef=0.3), ptx=demo)
+    m.zero_grad()
+    sft_loss(m, demo.idx, demo.mask).backward()
+    for p, a, c in zip(m.parameters(), plain, mixed):
+        assert torch.allclose(c - a, 0.3 * p.grad, atol=1e-6)
+    assert any(p.grad.abs().sum() > 0 for p in m.parameters())
+
+
 def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     env = {**os.environ, "ICLAW_HOME": str(home / "home")}
     tasks = home / "tasks.jsonl"
@@ -215,8 +242,15 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     assert "trainer state" in run(
         "--model", "start", "--tasks", str(tasks), "--out", "other-arch", "--resume"
     )
+    outcome_only = home / "outcome.jsonl"  # a test, no reference fix: nothing for --sft-coef to imitate
+    outcome_only.write_text(
+        Task(**{**TASKS[0].to_dict(), "reference": None, "test": "true"}).to_json() + "\n"
+    )
+    assert "--sft-coef" in run(
+        "--model", "start", "--tasks", str(outcome_only), "--sft-coef", "0.1", "--out", "o4"
+    )
     assert not (home / "x.db").exists()
-    assert not any(registry.is_registered(n) for n in ("o1", "o2", "o3"))
+    assert not any(registry.is_registered(n) for n in ("o1", "o2", "o3", "o4"))
 
 
 TORCHRUN_SCRIPT = r"""

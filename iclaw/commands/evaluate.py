@@ -143,6 +143,9 @@ def demo_cmd(
     heldout_per_family: int = typer.Option(12, "--heldout-per-family"),
     max_turns: int = typer.Option(2, "--max-turns"),
     beta: float = typer.Option(0.04, "--beta"),
+    sft_coef: float = typer.Option(
+        0.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
+    ),
     seed: int = typer.Option(0, "--seed"),
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Where task files and summary.json go."),
     db: Path | None = DB,
@@ -158,6 +161,7 @@ def demo_cmd(
         train_per_family=train_per_family,
         heldout_per_family=heldout_per_family,
         beta=beta,
+        sft_coef=sft_coef,
         seed=seed,
         out_dir=str(out),
     )

@@ -44,6 +44,8 @@ class DemoConfig:
     )
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
     temperature: float = 1.0
+    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (trainer.py)
+    sft_coef: float = 0.0
     sft_lr: float = 2e-3
     # fractions of demonstrations also shown as "ls, then the fix" and as "a failed attempt, then the fix"
     # (sft.py): every demonstration ends with the fix's real output and <|done|>
@@ -152,6 +154,7 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         save_every=5,
         kl_max=cfg.kl_max,
         filter_zero_variance=cfg.filter_zero_variance,
+        sft_coef=cfg.sft_coef,
         seed=cfg.seed,
     )
     # GRPO trains where the demonstrations stop: every multi-turn / outcome-only task (only reward says what
@@ -163,7 +166,14 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     rest = [t for t in train if t.family not in hard]
     pool = hard_tasks + random.Random(cfg.seed).sample(rest, min(len(rest), len(hard_tasks) // 2))
     grpo = train_grpo(
-        g, pool, sandbox=sandbox, verifier=verifier, store=store, device=str(dev), log_dir=str(out.parent)
+        g,
+        pool,
+        sandbox=sandbox,
+        verifier=verifier,
+        store=store,
+        device=str(dev),
+        log_dir=str(out.parent),
+        demos=demos,
     )
     reports["demo (GRPO)"] = held_out("demo")
 

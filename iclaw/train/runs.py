@@ -97,7 +97,7 @@ def run_grpo(
 ) -> dict:
     from iclaw.model import registry
     from iclaw.tasks import Verifier
-    from iclaw.train.trainer import train_grpo
+    from iclaw.train.trainer import check_ptx, train_grpo
 
     registry.check_name(cfg.out)
     if cfg.group_size < 2:
@@ -116,6 +116,12 @@ def run_grpo(
         registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
+    demos = None
+    if cfg.sft_coef > 0:  # the ptx term imitates the pool's single-turn reference fixes (sft.py)
+        from iclaw.train.sft import demonstrations
+
+        demos = demonstrations([t for t in tasks if t.reference and not t.multi_turn], sandbox)
+    check_ptx(cfg, demos)  # before the store: a bad flag writes nothing
     with _store(db) as store:
         summary = train_grpo(
             cfg,
@@ -126,6 +132,7 @@ def run_grpo(
             resume=resume,
             device=device,
             show_progress=show_progress,
+            demos=demos,
         )
     if summary.get("stopped"):
         console.print(f"[yellow]stopped:[/] {summary['stopped']}")

@@ -31,7 +31,14 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
 from iclaw.train.loop import BUDGETS, OnPolicyRun, restore_or_seed, resume_policy
-from iclaw.train.rollout import Batch, Scorer, collate_episodes, logprobs_and_entropy, rollout_stats
+from iclaw.train.rollout import (
+    Batch,
+    Scorer,
+    collate,
+    collate_episodes,
+    logprobs_and_entropy,
+    rollout_stats,
+)
 
 
 @dataclass
@@ -64,6 +71,10 @@ class GRPOConfig:
     amp: bool = True
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
     max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
+    # PPO-ptx (InstructGPT, Ouyang et al. 2022): every update also takes sft_coef x the NLL of sft_batch
+    # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do
+    sft_coef: float = 0.0
+    sft_batch: int = 16
 
 
 def grpo_update(
@@ -77,10 +88,12 @@ def grpo_update(
     *,
     device,
     ddp_model=None,
+    ptx: Batch | None = None,
 ) -> dict:
     """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
     share of the global normalizer (tokens for token-mean, sequences otherwise), so the gradient equals the
-    full-batch loss's gradient — on one process or summed over torchrun ranks."""
+    full-batch loss's gradient — on one process or summed over torchrun ranks. `ptx`, a batch of
+    demonstrations, adds cfg.sft_coef x their NLL to the same step (single process only)."""
     from iclaw.model.gpt import autocast
     from iclaw.train.common import all_reduce_sum
 
@@ -129,6 +142,13 @@ def grpo_update(
         for k, v in stats.items():
             stats_acc[k] = stats_acc.get(k, 0.0) + v * w
         stats_acc["loss"] = stats_acc.get("loss", 0.0) + loss.item() * share / world
+    if ptx is not None:
+        from iclaw.train.sft import sft_loss
+
+        with autocast(device, cfg.amp):
+            nll = sft_loss(model, ptx.idx, ptx.mask)
+        (cfg.sft_coef * nll).backward()
+        stats_acc["sft_loss"] = nll.item()
     model.eval()
     if not all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None) or not (
         stats_acc["loss"] == stats_acc["loss"]
@@ -144,6 +164,14 @@ def grpo_update(
     return stats_acc
 
 
+def check_ptx(cfg: GRPOConfig, demos: list | None, world: int = 1) -> None:
+    """The ptx term needs demonstrations, and its gradient is local: one process only."""
+    if cfg.sft_coef > 0 and not demos:
+        raise IclawError("--sft-coef: no demonstrations to imitate (no task in the pool has a reference fix)")
+    if cfg.sft_coef > 0 and world > 1:
+        raise IclawError("--sft-coef: single process only (its gradient is not all-reduced across ranks)")
+
+
 def train_grpo(
     cfg: GRPOConfig,
     tasks: list,
@@ -157,8 +185,10 @@ def train_grpo(
     log_dir: str = "runs",
     show_progress: bool = True,
     echo=print,
+    demos: list[tuple[list[int], list[int]]] | None = None,
 ) -> dict:
-    """Run GRPO; returns a summary dict. Rank 0 logs and publishes."""
+    """Run GRPO; returns a summary dict. Rank 0 logs and publishes. `demos` ((tokens, mask) pairs, see
+    sft.demonstrations) feed the ptx term when cfg.sft_coef > 0."""
     from iclaw.model import registry
     from iclaw.train.common import live_progress, make_optimizer, setup_distributed
 
@@ -171,6 +201,7 @@ def train_grpo(
         raise IclawError(
             f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
         )
+    check_ptx(cfg, demos, world)
 
     trainer_state = None
     if resume:
@@ -257,10 +288,26 @@ def train_grpo(
                     logp_ref = (
                         logprobs_and_entropy(ref, batch.idx, batch.mask)[0] if ref is not None else None
                     )
+                ptx = None
+                if cfg.sft_coef > 0:  # drawn with torch's generator, so --resume replays the same batches
+                    pick = torch.randint(len(demos), (cfg.sft_batch,)).tolist()
+                    block = model.config.block_size
+                    ptx = collate(
+                        [demos[i][0][:block] for i in pick], [demos[i][1][:block] for i in pick]
+                    ).to(dev)
                 first = None
                 for _ in range(cfg.ppo_epochs):
                     stats = grpo_update(
-                        model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ddp_model=ddp_model
+                        model,
+                        opt,
+                        batch,
+                        adv_sel,
+                        logp_old,
+                        logp_ref,
+                        cfg,
+                        device=dev,
+                        ddp_model=ddp_model,
+                        ptx=ptx,
                     )
                     first = first or stats
                     if stats.get("skipped"):
@@ -274,6 +321,8 @@ def train_grpo(
                     for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss")
                 }
             )
+            if cfg.sft_coef > 0:
+                m["sft_loss"] = stats.get("sft_loss", 0.0)
             m.update(
                 {"lr": cfg.lr, "t_rollout": t_rollout, "t_train": time.time() - t1, "rows": int(sel.numel())}
             )
