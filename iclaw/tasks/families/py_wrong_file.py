@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families.wrong_file import STEMS, random_name
-from iclaw.tasks.family import Family, Instance, list_fixture
+from iclaw.tasks.families.wrong_file import suffix_fixture
+from iclaw.tasks.family import Family, Instance
 
 CODES = [
     'print(open("FILE").read().strip())',
@@ -22,20 +22,9 @@ CODES = [
 
 
 def make(rng: random.Random) -> Instance:
-    stems = rng.sample(STEMS, rng.randint(2, 3))
-    real, guessed = random_name(rng, stems[0])
-    files = {}
-    for stem in stems[1:]:
-        _, lines = list_fixture(rng)
-        files[random_name(rng, stem)[0]] = "\n".join(lines) + "\n"
-    _, lines = list_fixture(rng)
-    files[real] = "\n".join(lines) + "\n"
+    real, guessed, files = suffix_fixture(rng, 3)
     code = rng.choice(CODES)
-    return Instance(
-        broken=code.replace("FILE", guessed),
-        reference=code.replace("FILE", real),
-        files=dict(sorted(files.items())),
-    )
+    return Instance(broken=code.replace("FILE", guessed), reference=code.replace("FILE", real), files=files)
 
 
 FAMILY = Family(

@@ -29,8 +29,10 @@ def random_name(rng: random.Random, stem: str) -> tuple[str, str]:
     return f"{stem}_{rng.choice(SUFFIXES)}.{ext}", f"{stem}.{ext}"
 
 
-def make(rng: random.Random) -> Instance:
-    stems = rng.sample(STEMS, rng.randint(2, 4))  # distinct stems: exactly one file matches the broken name
+def suffix_fixture(rng: random.Random, n_max: int) -> tuple[str, str, dict[str, str]]:
+    """(the real name, the guessed name, files): 2..n_max list files with suffixed names and distinct stems,
+    so exactly one file matches the guessed name's stem."""
+    stems = rng.sample(STEMS, rng.randint(2, n_max))
     real, guessed = random_name(rng, stems[0])
     files = {}
     for stem in stems[1:]:
@@ -38,7 +40,11 @@ def make(rng: random.Random) -> Instance:
         files[random_name(rng, stem)[0]] = "\n".join(lines) + "\n"
     _, lines = list_fixture(rng)
     files[real] = "\n".join(lines) + "\n"
-    files = dict(sorted(files.items()))  # order must not leak which one is the target
+    return real, guessed, dict(sorted(files.items()))  # sorted: the order must not leak the target
+
+
+def make(rng: random.Random) -> Instance:
+    real, guessed, files = suffix_fixture(rng, 4)
     cmd = rng.choice(COMMANDS)
     return Instance(broken=cmd.replace("FILE", guessed), reference=cmd.replace("FILE", real), files=files)
 
