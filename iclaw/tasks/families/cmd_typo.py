@@ -35,12 +35,7 @@ def make(rng: random.Random) -> Instance:
     if "D" in args:
         args = args.replace("D", f"{rng.choice(DIRS)}/{rng.choice(SUBDIRS)}")
     files = {fname: "\n".join(lines) + "\n"} if fname in args or cmd == "ls" else {}
-    # the mkdir line also states its goal (a test, shown to the policy as "# goal: ..."): the one place a
-    # demonstration answers a request in the form outcome-only tasks (mkdir-outcome, mined ones) arrive in
-    test = f"test -d {args.split()[-1]}" if cmd == "mkdir" else None
-    return Instance(
-        broken=f"{typo(rng, cmd)} {args}".strip(), reference=f"{cmd} {args}".strip(), files=files, test=test
-    )
+    return Instance(broken=f"{typo(rng, cmd)} {args}".strip(), reference=f"{cmd} {args}".strip(), files=files)
 
 
 FAMILY = Family(

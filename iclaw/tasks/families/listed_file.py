@@ -5,21 +5,20 @@
     reference: ls && cat notes_old.txt
 
 Single-turn: the output in the request already holds the listing, so the fix copies the real name from it.
-It is wrong-file (or, half the time, wrong-ext: `notes.txt` is `notes.md`) with the look already taken by the
-user: a demonstration that a listing is something to copy whole names from. wrong-file and wrong-ext stay
-multi-turn -- there the policy has to decide to look.
+It is wrong-file with the look already taken by the user: a demonstration that a listing is something to copy
+names from. wrong-file itself stays multi-turn -- there the policy has to decide to look.
 """
 
 from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families import wrong_ext, wrong_file
+from iclaw.tasks.families import wrong_file
 from iclaw.tasks.family import Family, Instance
 
 
 def make(rng: random.Random) -> Instance:
-    inst = (wrong_file if rng.random() < 0.5 else wrong_ext).make(rng)  # a suffix, or another extension
+    inst = wrong_file.make(rng)
     return Instance(broken=f"ls && {inst.broken}", reference=f"ls && {inst.reference}", files=inst.files)
 
 
