@@ -141,10 +141,10 @@ def demo_cmd(
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
     train_per_family: int = typer.Option(100, "--train-per-family"),
     heldout_per_family: int = typer.Option(12, "--heldout-per-family"),
-    max_turns: int = typer.Option(2, "--max-turns"),
+    max_turns: int = typer.Option(3, "--max-turns"),
     beta: float = typer.Option(0.04, "--beta"),
     sft_coef: float = typer.Option(
-        0.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
+        1.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
     ),
     seed: int = typer.Option(0, "--seed"),
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Where task files and summary.json go."),

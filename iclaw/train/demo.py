@@ -4,8 +4,9 @@
     SFT     a tiny GPT from scratch imitates the single-turn reference fixes, as whole episodes (fix,
             output, <|done|>; some with `ls` or a failed attempt first)              → registry `demo-sft`
     eval    held-out pass@1 of demo-sft (greedy, multi-turn, verifier in fresh fixtures)
-    GRPO    β = 0.04, max_turns ≥ 2, reward = the verifier, on the multi-turn / outcome-only train tasks
-            and half as many single-turn ones                                         → registry `demo`
+    GRPO    β = 0.04, 3 turns, reward = the verifier, on the multi-turn / outcome-only train tasks and half
+            as many single-turn ones; each update also imitates a batch of the warm-up's demonstrations
+            (PPO-ptx) so the single-turn skills are not traded away               → registry `demo`
     eval    held-out pass@1 of demo
     control SFT continued from demo-sft for the same wall time as GRPO, on every demonstration there is
             (including the single-turn references of the multi-turn families)        → registry `demo-sft-control`
@@ -34,18 +35,20 @@ class DemoConfig:
     sft_minutes: float = 6.5
     grpo_minutes: float = 5.0
     control: bool = True  # equal-time SFT control
-    max_turns: int = 2
+    max_turns: int = 3  # look, fix, and one more try: `ls` first no longer costs the only retry
     group_size: int = 8
     tasks_per_step: int = 8
-    grpo_lr: float = 2e-4
+    grpo_lr: float = 4e-4
     beta: float = 0.04
     filter_zero_variance: bool = (
         True  # groups whose rewards are all equal carry no advantage: skip their update
     )
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
     temperature: float = 1.0
-    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (trainer.py)
-    sft_coef: float = 0.0
+    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (trainer.py). Without it
+    # GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
+    # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6)
+    sft_coef: float = 1.0
     sft_lr: float = 2e-3
     # fractions of demonstrations also shown as "ls, then the fix" and as "a failed attempt, then the fix"
     # (sft.py): every demonstration ends with the fix's real output and <|done|>
