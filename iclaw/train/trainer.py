@@ -7,6 +7,7 @@
         logp_old <- the policy's log-probs of its own tokens, before the update
         logp_ref <- the frozen starting policy's log-probs (the KL anchor)
         for epoch in ppo_epochs:  loss = grpo_loss(logp_new, logp_old, logp_ref, A, mask); step AdamW
+                                  (+ sft_coef · NLL of a batch of demonstrations: PPO-ptx, off by default)
         publish a checkpoint every save_every steps (atomic; `latest` pointer for hot-reload)
 
 logp_old: the sampler returns the log-prob of every token it drew, but it samples from a bf16 copy of the
