@@ -181,6 +181,10 @@ def ablate_beta(
     group_size: int = typer.Option(8, "--group-size"),
     tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
     max_turns: int = typer.Option(2, "--max-turns"),
+    filter_zero_variance: bool = typer.Option(
+        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal (as the demo does)."
+    ),
+    sft_coef: float = typer.Option(0.0, "--sft-coef", help="PPO-ptx weight (as in `train grpo`)."),
     seed: int = typer.Option(0, "--seed"),
     out: Path = typer.Option(Path("ablate-beta.png"), "--out", help="PNG with reward and KL curves per β."),
     db: Path | None = DB,
@@ -207,6 +211,8 @@ def ablate_beta(
         out=out,
         db=db,
         allow_unsafe=unsafe_no_sandbox,
+        filter_zero_variance=filter_zero_variance,
+        sft_coef=sft_coef,
     )
 
 

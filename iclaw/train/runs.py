@@ -84,6 +84,19 @@ def run_sft(
     return {**res, "checkpoint": ckpt, "run_id": run_id}
 
 
+def ptx_demos(cfg, tasks: list, sandbox) -> list | None:
+    """The ptx term's demonstrations (cfg.sft_coef > 0): the pool's single-turn reference fixes (sft.py).
+    Raises the flag's error when there are none."""
+    from iclaw.train.sft import demonstrations
+    from iclaw.train.trainer import check_ptx
+
+    demos = None
+    if cfg.sft_coef > 0:
+        demos = demonstrations([t for t in tasks if t.reference and not t.multi_turn], sandbox)
+    check_ptx(cfg, demos)
+    return demos
+
+
 def run_grpo(
     cfg,
     *,
@@ -97,7 +110,7 @@ def run_grpo(
 ) -> dict:
     from iclaw.model import registry
     from iclaw.tasks import Verifier
-    from iclaw.train.trainer import check_ptx, train_grpo
+    from iclaw.train.trainer import train_grpo
 
     registry.check_name(cfg.out)
     if cfg.group_size < 2:
@@ -116,12 +129,7 @@ def run_grpo(
         registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
-    demos = None
-    if cfg.sft_coef > 0:  # the ptx term imitates the pool's single-turn reference fixes (sft.py)
-        from iclaw.train.sft import demonstrations
-
-        demos = demonstrations([t for t in tasks if t.reference and not t.multi_turn], sandbox)
-    check_ptx(cfg, demos)  # before the store: a bad flag writes nothing
+    demos = ptx_demos(cfg, tasks, sandbox)  # before the store: a bad flag writes nothing
     with _store(db) as store:
         summary = train_grpo(
             cfg,
@@ -158,6 +166,8 @@ def run_ablate_beta(
     out: Path,
     db: Path | None,
     allow_unsafe: bool,
+    filter_zero_variance: bool = False,
+    sft_coef: float = 0.0,
 ) -> list[dict]:
     from iclaw.agent.episode import EpisodeConfig
     from iclaw.agent.evaluate import evaluate
@@ -170,6 +180,7 @@ def run_ablate_beta(
     tasks, heldout = load_tasks(tasks_file), load_tasks(heldout_file)
     sandbox = safe_sandbox(allow_unsafe)
     verifier = Verifier(sandbox)
+    demos = ptx_demos(GRPOConfig(sft_coef=sft_coef), tasks, sandbox)
     rows = []
     with _store(db) as store:
         for beta in betas:
@@ -186,8 +197,10 @@ def run_ablate_beta(
                 seed=seed,
                 save_every=steps,
                 kl_max=float("inf"),  # the ablation records how far each β drifts; it must not stop on it
+                filter_zero_variance=filter_zero_variance,
+                sft_coef=sft_coef,
             )
-            s = train_grpo(cfg, tasks, sandbox=sandbox, verifier=verifier, store=store)
+            s = train_grpo(cfg, tasks, sandbox=sandbox, verifier=verifier, store=store, demos=demos)
             pol = Policy.load(name)
             rep = evaluate(
                 pol,
