@@ -84,16 +84,16 @@ def run_sft(
     return {**res, "checkpoint": ckpt, "run_id": run_id}
 
 
-def ptx_demos(cfg, tasks: list, sandbox) -> list | None:
-    """The ptx term's demonstrations (cfg.sft_coef > 0): the pool's single-turn reference fixes (sft.py).
+def ptx_demos(sft_coef: float, tasks: list, sandbox) -> list | None:
+    """The ptx term's demonstrations (sft_coef > 0): the pool's single-turn reference fixes (sft.py).
     Raises the flag's error when there are none."""
     from iclaw.train.sft import demonstrations
     from iclaw.train.trainer import check_ptx
 
     demos = None
-    if cfg.sft_coef > 0:
+    if sft_coef > 0:
         demos = demonstrations([t for t in tasks if t.reference and not t.multi_turn], sandbox)
-    check_ptx(cfg, demos)
+    check_ptx(sft_coef, demos)
     return demos
 
 
@@ -129,7 +129,7 @@ def run_grpo(
         registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
-    demos = ptx_demos(cfg, tasks, sandbox)  # before the store: a bad flag writes nothing
+    demos = ptx_demos(cfg.sft_coef, tasks, sandbox)  # before the store: a bad flag writes nothing
     with _store(db) as store:
         summary = train_grpo(
             cfg,
@@ -180,7 +180,7 @@ def run_ablate_beta(
     tasks, heldout = load_tasks(tasks_file), load_tasks(heldout_file)
     sandbox = safe_sandbox(allow_unsafe)
     verifier = Verifier(sandbox)
-    demos = ptx_demos(GRPOConfig(sft_coef=sft_coef), tasks, sandbox)
+    demos = ptx_demos(sft_coef, tasks, sandbox)
     rows = []
     with _store(db) as store:
         for beta in betas:

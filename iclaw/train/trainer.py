@@ -165,11 +165,11 @@ def grpo_update(
     return stats_acc
 
 
-def check_ptx(cfg: GRPOConfig, demos: list | None, world: int = 1) -> None:
+def check_ptx(sft_coef: float, demos: list | None, world: int = 1) -> None:
     """The ptx term needs demonstrations, and its gradient is local: one process only."""
-    if cfg.sft_coef > 0 and not demos:
+    if sft_coef > 0 and not demos:
         raise IclawError("--sft-coef: no demonstrations to imitate (no task in the pool has a reference fix)")
-    if cfg.sft_coef > 0 and world > 1:
+    if sft_coef > 0 and world > 1:
         raise IclawError("--sft-coef: single process only (its gradient is not all-reduced across ranks)")
 
 
@@ -202,7 +202,7 @@ def train_grpo(
         raise IclawError(
             f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
         )
-    check_ptx(cfg, demos, world)
+    check_ptx(cfg.sft_coef, demos, world)
 
     trainer_state = None
     if resume:
