@@ -261,3 +261,5 @@ def test_cli_module_is_light_and_reports_bad_input(home, tmp_path):
     assert p.returncode == 2 and "--teacher: unknown model '760m'" in p.stderr and "Traceback" not in p.stderr
     with pytest.raises(IclawError, match="--group-size: must be at least 2 with --reward-weight"):
         run_distill(DistillConfig(teacher="student", student="student", group_size=1, reward_weight=0.5))
+    with pytest.raises(IclawError, match=r"--teacher-dtype: unknown dtype 'half' \(known: auto, float32"):
+        run_distill(DistillConfig(teacher="student", student="student", teacher_dtype="half"))

@@ -188,6 +188,26 @@ def test_observation_and_prompt_tokens_get_no_gradient():
         assert emb.grad[tok].abs().sum() == 0
 
 
+def test_the_update_scores_tokens_at_the_temperature_they_were_sampled_at():
+    """At --temperature 0.7 the ratio and the KL compare softmax(logits / 0.7) distributions: the update's
+    log-probs of the sampled tokens equal the sampler's own, and scoring at temperature 1 would not."""
+    from iclaw.model.sampler import generate
+
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL)).eval()
+    prompt = list(range(200, 220))
+    s = generate(m, [prompt], 12, temperature=0.7, seed=3)
+    seq = prompt + s.tokens[0]
+    b = collate([seq], [[0] * len(prompt) + [1] * len(s.tokens[0])], [[0.0] * len(prompt) + s.logprobs[0]])
+    gaps = {}
+    for T in (0.7, 1.0):
+        cfg = GRPOConfig(beta=0.0, amp=False, temperature=T)
+        opt = torch.optim.SGD(m.parameters(), lr=0.0)
+        stats = grpo_update(m, opt, b, torch.tensor([1.0]), None, None, cfg, device=torch.device("cpu"))
+        gaps[T] = stats["sampler_logp_gap"]
+    assert gaps[0.7] < 1e-4 < 1e-2 < gaps[1.0]
+
+
 def test_ptx_adds_exactly_sft_coef_times_the_demonstrations_gradient():
     """PPO-ptx: the update's gradient is the GRPO loss's plus sft_coef x the SFT loss's on the demo batch."""
     from iclaw.train.sft import sft_loss
@@ -285,6 +305,9 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     assert "no usable tasks" in run("--model", "start", "--tasks", str(empty), "--out", "o1")
     assert "unknown model" in run("--model", "nope", "--tasks", str(tasks), "--out", "o2")
     assert "group-size" in run("--model", "start", "--tasks", str(tasks), "--group-size", "1", "--out", "o3")
+    assert "--temperature" in run(
+        "--model", "start", "--tasks", str(tasks), "--temperature", "0", "--out", "o5"
+    )
     # resume a run whose checkpoint has another architecture: publish a non-GRPO checkpoint under --out
     assert "trainer state" in run(
         "--model", "start", "--tasks", str(tasks), "--out", "other-arch", "--resume"
@@ -297,7 +320,7 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
         "--model", "start", "--tasks", str(outcome_only), "--sft-coef", "0.1", "--out", "o4"
     )
     assert not (home / "x.db").exists()
-    assert not any(registry.is_registered(n) for n in ("o1", "o2", "o3", "o4"))
+    assert not any(registry.is_registered(n) for n in ("o1", "o2", "o3", "o4", "o5"))
 
 
 TORCHRUN_SCRIPT = r"""

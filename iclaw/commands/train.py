@@ -113,7 +113,11 @@ def grpo_cmd(
     max_tokens: int | None = MAX_TOKENS,
     lr: float = typer.Option(1e-4, "--lr"),
     ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
-    temperature: float = typer.Option(1.0, "--temperature"),
+    temperature: float = typer.Option(
+        1.0,
+        "--temperature",
+        help="Rollout sampling temperature (> 0); the ratio and the KL are scored at the same temperature.",
+    ),
     max_turns: int = typer.Option(2, "--max-turns"),
     max_new_tokens: int = typer.Option(48, "--max-new-tokens", help="Per policy turn."),
     save_every: int = typer.Option(10, "--save-every"),

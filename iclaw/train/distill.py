@@ -26,7 +26,7 @@ import torch
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
-from iclaw.train.distill_teacher import TEACHER_DTYPES, load_teacher
+from iclaw.train.distill_teacher import load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
 from iclaw.train.loop import BUDGETS, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import collate_episodes, rollout_stats
@@ -87,10 +87,7 @@ def check_config(cfg: DistillConfig) -> None:
         raise IclawError("--temperature: must be >= 0")
     if cfg.max_turns < 1:
         raise IclawError("--max-turns: must be at least 1")
-    if cfg.teacher_dtype != "auto" and cfg.teacher_dtype not in TEACHER_DTYPES:
-        raise IclawError(
-            f"--teacher-dtype: unknown dtype {cfg.teacher_dtype!r} (known: auto, {', '.join(TEACHER_DTYPES)})"
-        )
+    resolve_teacher_dtype(cfg.teacher_dtype, torch.device("cpu"))  # an unknown name raises here
 
 
 def train_distill(

@@ -48,14 +48,23 @@ def collate_episodes(eps: list[Episode]) -> Batch:
 
 
 def logprobs_and_entropy(
-    model, idx: torch.Tensor, mask: torch.Tensor | None = None, with_entropy: bool = False
+    model,
+    idx: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    with_entropy: bool = False,
+    temperature: float = 1.0,
 ):
     """log p(idx[:, t+1] | idx[:, :t+1]) as (B, T-1) float32, and optionally the entropy at each position.
 
     With `mask` (B, T-1), the 50k-wide head runs only where mask is 1 (policy tokens, typically a fifth of the
-    sequence): for a small model the head is most of the compute. Other positions read 0."""
+    sequence): for a small model the head is most of the compute. Other positions read 0.
+    `temperature` scores under softmax(logits / T), the distribution the sampler drew from at that T."""
     h = model.hidden(idx[:, :-1])
-    head = model.lm_head
+    lm_head = model.lm_head
+
+    def head(x):
+        return lm_head(x) if temperature == 1.0 else lm_head(x) / temperature
+
     targets = idx[:, 1:]
     if mask is None:
         logp_all = F.log_softmax(head(h).float(), dim=-1)
@@ -77,12 +86,13 @@ class Scorer(torch.nn.Module):
     """`logprobs_and_entropy` as a Module, so that torch's DistributedDataParallel can wrap it: DDP only
     synchronises gradients of computations that went through its own forward."""
 
-    def __init__(self, model):
+    def __init__(self, model, temperature: float = 1.0):
         super().__init__()
         self.model = model
+        self.temperature = temperature
 
     def forward(self, idx: torch.Tensor, mask: torch.Tensor | None = None, with_entropy: bool = False):
-        logp, ent = logprobs_and_entropy(self.model, idx, mask, with_entropy)
+        logp, ent = logprobs_and_entropy(self.model, idx, mask, with_entropy, self.temperature)
         return logp, (ent.detach() if ent is not None else None)
 
 

@@ -110,11 +110,10 @@ def run_grpo(
 ) -> dict:
     from iclaw.model import registry
     from iclaw.tasks import Verifier
-    from iclaw.train.trainer import train_grpo
+    from iclaw.train.trainer import check_config, train_grpo
 
     registry.check_name(cfg.out)
-    if cfg.group_size < 2:
-        raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
+    check_config(cfg)
     if resume:  # a run that cannot be resumed fails here, before anything is written
         from iclaw.model.checkpoint import load_trainer_state
 

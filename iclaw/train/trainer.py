@@ -14,7 +14,9 @@ logp_old: the sampler returns the log-prob of every token it drew, but it sample
 weights for speed. The ratio exp(logp_new - logp_old) must be exactly 1 before the first update, or clipping
 acts on numerical noise, so logp_old comes from the trainer's own forward (as in TRL and verl): with one PPO
 epoch it is the update's forward itself, detached; with several, one no-grad forward before the first. The
-gap to the sampler's log-probs is logged as `sampler_logp_gap`.
+gap to the sampler's log-probs is logged as `sampler_logp_gap`. All log-probs — policy, old, reference, and
+so the ratio and the KL — are taken under softmax(logits / temperature), the distribution the sampler drew
+from (as TRL and verl do); at temperature 1 that is the model itself.
 
 The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
 `sampled_tokens`) is shared with on-policy distillation: iclaw/train/loop.py.
@@ -99,7 +101,7 @@ def grpo_update(
     from iclaw.train.common import all_reduce_sum
 
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
-    fwd = ddp_model if ddp_model is not None else Scorer(model)
+    fwd = ddp_model if ddp_model is not None else Scorer(model, cfg.temperature)
     B, T1 = batch.mask.shape
     local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
     total = all_reduce_sum(local, device)
@@ -165,6 +167,16 @@ def grpo_update(
     return stats_acc
 
 
+def check_config(cfg: GRPOConfig) -> None:
+    """Settings under which GRPO cannot learn: refused before anything is loaded or written."""
+    if cfg.group_size < 2:
+        raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
+    if cfg.temperature <= 0:
+        raise IclawError(
+            "--temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
+        )
+
+
 def check_ptx(sft_coef: float, demos: list | None, world: int = 1) -> None:
     """The ptx term needs demonstrations, and its gradient is local: one process only."""
     if sft_coef > 0 and not demos:
@@ -193,8 +205,7 @@ def train_grpo(
     from iclaw.model import registry
     from iclaw.train.common import live_progress, make_optimizer, setup_distributed
 
-    if cfg.group_size < 2:
-        raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
+    check_config(cfg)
     if not tasks:
         raise IclawError("no usable tasks to train on")
     rank, world, dev = setup_distributed(device)
@@ -224,7 +235,9 @@ def train_grpo(
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        ddp_model = DDP(Scorer(model), device_ids=[dev.index] if dev.type == "cuda" else None)
+        ddp_model = DDP(
+            Scorer(model, cfg.temperature), device_ids=[dev.index] if dev.type == "cuda" else None
+        )
 
     run = OnPolicyRun.start(
         "grpo",
@@ -281,13 +294,18 @@ def train_grpo(
             if sel.numel() > 0:  # (with --filter-zero-variance every group may be uninformative)
                 batch = batch.rows(sel)
                 adv_sel = adv.to(dev)[sel]
+                T = (
+                    cfg.temperature
+                )  # every log-prob is scored under softmax(logits / T), what the sampler drew from
                 with torch.no_grad(), _amp(dev, cfg.amp):
                     # several PPO epochs need logp_old frozen before the first update; one epoch does not
                     logp_old = None
                     if cfg.ppo_epochs > 1:
-                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask)[0]
+                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask, temperature=T)[0]
                     logp_ref = (
-                        logprobs_and_entropy(ref, batch.idx, batch.mask)[0] if ref is not None else None
+                        logprobs_and_entropy(ref, batch.idx, batch.mask, temperature=T)[0]
+                        if ref is not None
+                        else None
                     )
                 ptx = None
                 if cfg.sft_coef > 0:  # drawn with torch's generator, so --resume replays the same batches
