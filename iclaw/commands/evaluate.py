@@ -134,10 +134,14 @@ def eval_cmd(
 
 
 def demo_cmd(
-    sft_minutes: float = typer.Option(6.5, "--sft-minutes", help="SFT wall-clock budget."),
-    grpo_minutes: float = typer.Option(
-        5.0, "--grpo-minutes", help="GRPO wall-clock budget (the control gets the same)."
+    sft_steps: int = typer.Option(900, "--sft-steps", help="SFT warm-up steps (a seed repeats exactly)."),
+    grpo_steps: int = typer.Option(
+        40, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
     ),
+    sft_minutes: float = typer.Option(
+        6.5, "--sft-minutes", help="Cap on SFT time (a slow machine stops here)."
+    ),
+    grpo_minutes: float = typer.Option(5.0, "--grpo-minutes", help="Cap on GRPO time."),
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
     train_per_family: int = typer.Option(100, "--train-per-family"),
     heldout_per_family: int = typer.Option(12, "--heldout-per-family"),
@@ -154,6 +158,8 @@ def demo_cmd(
     from iclaw.train.demo import DemoConfig, run_demo
 
     cfg = DemoConfig(
+        sft_steps=sft_steps,
+        grpo_steps=grpo_steps,
         sft_minutes=sft_minutes,
         grpo_minutes=grpo_minutes,
         control=control,

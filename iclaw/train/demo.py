@@ -32,6 +32,11 @@ from iclaw.train.runs import console, report_table, write_json
 class DemoConfig:
     train_per_family: int = 100
     heldout_per_family: int = 12
+    # budgets in steps, so that a seed gives the same demo-sft and demo on every run and machine (a wall-clock
+    # budget made one seed's warm-up 1,010 steps in one run and 966 in the next: 32.9 vs 30.1 held-out); the
+    # minutes only cap them on a machine too slow to finish the steps (~6 and ~4.5 min on 2 CPU cores)
+    sft_steps: int = 900
+    grpo_steps: int = 40
     sft_minutes: float = 6.5
     grpo_minutes: float = 5.0
     control: bool = True  # equal-time SFT control
@@ -113,14 +118,16 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
     torch.manual_seed(cfg.seed)
     model = GPT(preset(cfg.preset)).to(dev)
-    sft_cfg = SFTConfig(lr=cfg.sft_lr, batch_size=16, steps=None, minutes=cfg.sft_minutes, seed=cfg.seed)
+    sft_cfg = SFTConfig(
+        lr=cfg.sft_lr, batch_size=16, steps=cfg.sft_steps, minutes=cfg.sft_minutes, seed=cfg.seed
+    )
     run_id = new_run_id("demo-sft")
     log = MetricsLog(run_id, store, out.parent)
     console.print(
-        f"SFT: {len(demos)} single-turn demonstrations, {cfg.sft_minutes:g} min, "
+        f"SFT: {len(demos)} single-turn demonstrations, {cfg.sft_steps} steps (at most {cfg.sft_minutes:g} min), "
         f"{model.num_params() / 1e6:.1f}M params"
     )
-    with live_progress(int(cfg.sft_minutes * 60), "SFT → demo-sft") as progress:
+    with live_progress(cfg.sft_steps, "SFT → demo-sft") as progress:
         sft_res = train_sft(model, demos, sft_cfg, device=dev, progress=progress, log=log.log)
     registry.publish("demo-sft", model, meta={"source": f"demo:{run_id}", "step": sft_res["steps"]})
 
@@ -146,7 +153,7 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     g = GRPOConfig(
         model="demo-sft",
         out="demo",
-        steps=10_000,
+        steps=cfg.grpo_steps,
         minutes=cfg.grpo_minutes,
         group_size=cfg.group_size,
         tasks_per_step=cfg.tasks_per_step,

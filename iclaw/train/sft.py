@@ -159,8 +159,8 @@ def train_sft(
         ema = lv if ema is None else 0.95 * ema + 0.05 * lv
         if log is not None and (step % 10 == 0 or step == 1):
             log(step, {"loss": lv, "lr": lr, "grad_norm": float(gn), "tok_s": tokens / (time.time() - t0)})
-        if progress is not None:
-            if cfg.minutes is not None:
+        if progress is not None:  # the bar counts steps when there is a step budget, else seconds
+            if cfg.steps is None:
                 progress(completed=min(time.time() - t0, cfg.minutes * 60), loss=ema, step=step)
             else:
                 progress(1, loss=ema)
