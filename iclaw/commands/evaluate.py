@@ -134,7 +134,9 @@ def eval_cmd(
 
 
 def demo_cmd(
-    sft_steps: int = typer.Option(900, "--sft-steps", help="SFT warm-up steps (a seed repeats exactly)."),
+    sft_steps: int = typer.Option(
+        900, "--sft-steps", help="SFT warm-up steps (a seed gives the same warm-up on every run)."
+    ),
     grpo_steps: int = typer.Option(
         40, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
     ),
