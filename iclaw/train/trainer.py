@@ -294,9 +294,7 @@ def train_grpo(
             if sel.numel() > 0:  # (with --filter-zero-variance every group may be uninformative)
                 batch = batch.rows(sel)
                 adv_sel = adv.to(dev)[sel]
-                T = (
-                    cfg.temperature
-                )  # every log-prob is scored under softmax(logits / T), what the sampler drew from
+                T = cfg.temperature  # scored under softmax(logits / T): what the sampler drew from
                 with torch.no_grad(), _amp(dev, cfg.amp):
                     # several PPO epochs need logp_old frozen before the first update; one epoch does not
                     logp_old = None
