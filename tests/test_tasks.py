@@ -4,6 +4,7 @@ real sqlite files, real subprocesses."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 
@@ -150,6 +151,22 @@ def test_multi_turn_families_need_a_look_first(train):
             assert sum(f.startswith(stem) for f in t.files) == 1  # exactly one file looks like the target
             assert f"{stem}." in t.broken  # the request names the stem, never the real name
     assert seen == {"wrong-file", "py-wrong-file", "wrong-ext", "py-wrong-ext"}
+
+
+def test_listed_twins_copy_a_suffix_and_an_extension():
+    """The single-turn listed families are the demonstrations behind the multi-turn ones: between them they
+    must copy a suffixed name (wrong-file) and another extension (wrong-ext) out of a listing."""
+    rng = random.Random(0)
+    for fam in ("listed-file", "py-listed-file"):
+        kinds = set()
+        for _ in range(40):
+            inst = FAMILIES[fam].make(rng)
+            real = [f for f in inst.files if f in inst.reference and f not in inst.broken]
+            assert len(real) == 1, inst
+            guessed_stem = real[0].split(".")[0].split("_")[0]
+            kinds.add("suffix" if "_" in real[0] else "extension")
+            assert f"{guessed_stem}." in inst.broken
+        assert kinds == {"suffix", "extension"}, fam
 
 
 def test_splits_are_disjoint_and_stable(train, heldout):

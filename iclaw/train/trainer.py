@@ -255,10 +255,10 @@ def train_grpo(
     def publish(step: int) -> str:
         return run.publish(step, model, opt, state={"reference": ref_source}, meta={"parent": ref_source})
 
-    # with a wall-clock budget the bar counts seconds, otherwise steps
-    total = int(cfg.minutes * 60) if cfg.minutes is not None else cfg.steps
-    with live_progress(total, f"GRPO → {cfg.out}", enabled=show_progress and rank == 0) as progress:
-        progress(completed=0 if cfg.minutes is not None else run.start_step)
+    # the bar counts steps; a wall-clock budget (--minutes) may end the run before the bar is full
+    cap = f" (at most {cfg.minutes:g} min)" if cfg.minutes is not None else ""
+    with live_progress(cfg.steps, f"GRPO → {cfg.out}{cap}", enabled=show_progress and rank == 0) as progress:
+        progress(completed=run.start_step)
         step = run.start_step
         while step < cfg.steps:
             run.stopped = run.budget_spent()
@@ -346,10 +346,7 @@ def train_grpo(
             step += 1
             run.log(step, m)
             shown = dict(step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
-            if cfg.minutes is not None:
-                progress(completed=min(time.time() - run.t_start, total), **shown)
-            else:
-                progress(1, **shown)
+            progress(1, **shown)
             if m["kl"] > cfg.kl_max:
                 run.stopped = (
                     f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "

@@ -5,20 +5,23 @@
     reference: ls && cat notes_old.txt
 
 Single-turn: the output in the request already holds the listing, so the fix copies the real name from it.
-It is wrong-file with the look already taken by the user: a demonstration that a listing is something to copy
-names from. wrong-file itself stays multi-turn -- there the policy has to decide to look.
+It is wrong-file (or, half the time, wrong-ext: `ls && cat notes.txt` -> `ls && cat notes.md`) with the look
+already taken by the user: a demonstration that a listing is something to copy names from, suffix or
+extension. wrong-file and wrong-ext themselves stay multi-turn -- there the policy has to decide to look.
+Without the extension half, no demonstration ever changed an extension, and the policy that ran `ls` in a
+wrong-ext task re-typed the old name after it: not one pass in any GRPO rollout (session 5).
 """
 
 from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families import wrong_file
+from iclaw.tasks.families import wrong_ext, wrong_file
 from iclaw.tasks.family import Family, Instance
 
 
 def make(rng: random.Random) -> Instance:
-    inst = wrong_file.make(rng)
+    inst = (wrong_file if rng.random() < 0.5 else wrong_ext).make(rng)
     return Instance(broken=f"ls && {inst.broken}", reference=f"ls && {inst.reference}", files=inst.files)
 
 
@@ -26,6 +29,6 @@ FAMILY = Family(
     name="listed-file",
     kind="bash",
     make=make,
-    description="the listing in the output shows the real file name (ls && cat notes.txt -> notes_old.txt)",
+    description="the listing in the output shows the real file name (ls && cat notes.txt -> notes_old.txt / notes.md)",
     accept=lambda error, exit_code: "No such file or directory" in error,
 )

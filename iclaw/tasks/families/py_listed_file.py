@@ -6,21 +6,22 @@
              print(open("data.txt").read().strip())
     output:  ['data_old.txt', 'notes_v2.md'] / FileNotFoundError: ... 'data.txt'
 
-Single-turn, the Python twin of listed-file: the printed listing holds the real name to copy.
+Single-turn, the Python twin of listed-file: the printed listing holds the real name to copy (a suffixed
+name as in py-wrong-file, or half the time another extension as in py-wrong-ext).
 """
 
 from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families import py_wrong_file
+from iclaw.tasks.families import py_wrong_ext, py_wrong_file
 from iclaw.tasks.family import Family, Instance
 
 LIST = 'import os\nprint(sorted(os.listdir(".")))\n'
 
 
 def make(rng: random.Random) -> Instance:
-    inst = py_wrong_file.make(rng)
+    inst = (py_wrong_file if rng.random() < 0.5 else py_wrong_ext).make(rng)
     return Instance(broken=LIST + inst.broken, reference=LIST + inst.reference, files=inst.files)
 
 
