@@ -34,7 +34,7 @@ class DemoConfig:
     heldout_per_family: int = 12
     # budgets in steps, so that a seed gives the same demo-sft on every run and machine (a wall-clock budget
     # made one seed's warm-up 1,010 steps in one run and 966 in the next: 32.9 vs 30.1 held-out); the minutes
-    # only cap them on a machine too slow to finish (~8.7 and ~3.5 min on 2 CPU cores; the whole demo ~19).
+    # only cap them on a machine too slow to finish (~8.9 and ~3.4 min on 2 CPU cores; the whole demo 18-19).
     # The split favours the warm-up: at 1,400 SFT steps instead of 900, demo-sft held 39.4 % instead of 30.1,
     # the equal-time control then gained nothing (38.9) and 30 GRPO steps still gave +13.3 on the hard
     # families (session 6; a second run at 1,300 + 30 steps: 40.3, control 39.4, hard +1.7, 19.7 min)

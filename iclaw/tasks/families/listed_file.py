@@ -29,6 +29,6 @@ FAMILY = Family(
     name="listed-file",
     kind="bash",
     make=make,
-    description="the listing in the output shows the real file name (ls && cat notes.txt -> notes_old.txt / notes.md)",
+    description="the listing in the output shows the real name (ls && cat notes.txt -> notes_old.txt, notes.md)",
     accept=lambda error, exit_code: "No such file or directory" in error,
 )
