@@ -1,4 +1,10 @@
-"""Assertions shared by several test modules."""
+"""Assertions and drivers shared by several test modules."""
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 
 def sampled_tokens_by_step(store, run_id: str) -> list[int]:
@@ -12,3 +18,19 @@ def sampled_tokens_by_step(store, run_id: str) -> list[int]:
     assert counts == [sum(n for s, n in per_step.items() if s < r["step"]) for r in rows]
     assert counts[0] > 0 and all(b > a for a, b in zip(counts, counts[1:]))
     return counts
+
+
+def ctrl_c_when(cmd: list[str], ready: Callable[[Path, Path], bool], *, cwd: Path, env: dict):
+    """Run `cmd` (stdout and stderr to files in `cwd`); once ready(stdout_file, stderr_file) holds, press
+    Ctrl-C once (SIGINT, as a terminal sends it) and wait for the process to end. Returns the completed
+    process with its output as text."""
+    out_f, err_f = cwd / "ctrl-c.out", cwd / "ctrl-c.err"
+    with open(out_f, "w") as out, open(err_f, "w") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
+        deadline = time.time() + 240
+        while proc.poll() is None and time.time() < deadline and not ready(out_f, err_f):
+            time.sleep(0.2)
+        assert proc.poll() is None, f"ended before Ctrl-C: {out_f.read_text()} {err_f.read_text()}"
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=240)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out_f.read_text(), err_f.read_text())

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from helpers import ctrl_c_when
 
 from iclaw.errors import IclawError
 from iclaw.model import registry
@@ -108,3 +109,16 @@ def test_pretrain_under_torchrun_ddp(stdlib_data, tmp_path):
     assert (
         tmp_path / "home" / "models" / "ddp" / "checkpoints" / s["ckpt_id"] / "model.safetensors"
     ).is_file()
+
+
+def test_ctrl_c_saves_pretraining_where_it_stopped(stdlib_data, tmp_path, monkeypatch):
+    """A first Ctrl-C ends the run at a step boundary and saves it (the summary says why); exit 130."""
+    env = {**os.environ, "ICLAW_HOME": str(tmp_path / "home"), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "iclaw", "pretrain", "--data", str(stdlib_data), "--tokens", "10M", "--batch", "2",
+           "--seq", "32", "--eval-every", "1", "--eval-batches", "1", "--out", "pt", "--json"]  # fmt: skip
+    p = ctrl_c_when(cmd, lambda out, err: "step 2/" in err.read_text(), cwd=tmp_path, env=env)
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    s = json.loads(p.stdout)
+    assert s["stopped"] == "interrupted (Ctrl-C)" and s["steps"] >= 2 and s["ckpt_id"]
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    assert registry.load("pt")[1]["step"] == s["steps"]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import torch
-from helpers import sampled_tokens_by_step
+from helpers import ctrl_c_when, sampled_tokens_by_step
 
 from iclaw.model import registry
 from iclaw.model.checkpoint import load_trainer_state
@@ -430,3 +430,54 @@ def test_demo_cli_defaults_are_the_demo_config():
     assert len(shared) >= 8
     for name in shared:
         assert params[name].default.default == getattr(cfg, name), name
+
+
+def _metrics_rows(cwd, n: int):
+    """ready() for ctrl_c_when: the run's metrics.jsonl holds at least n steps."""
+
+    def ready(out, err) -> bool:
+        logs = list((cwd / "runs").glob("*/metrics.jsonl"))
+        return bool(logs) and len(logs[0].read_text().splitlines()) >= n
+
+    return ready
+
+
+def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
+    """A first Ctrl-C finishes the step, publishes it with its trainer state, exits 130; --resume goes on."""
+    _publish_small("start")
+    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
+    tasks = home / "tasks.jsonl"
+    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
+    flags = ["--tasks", str(tasks), "--out", "cc", "--group-size", "2", "--tasks-per-step", "2"]
+    flags += ["--max-turns", "1", "--save-every", "1000", "--db", str(home / "t.db")]
+    grpo = [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "start", *flags]
+    p = ctrl_c_when([*grpo, "--steps", "100000"], _metrics_rows(home, 2), cwd=home, env=env)
+    assert p.returncode == 130, p.stderr
+    assert "finishing this step" in p.stderr and "Traceback" not in p.stderr
+    assert "stopped: interrupted (Ctrl-C)" in p.stdout and "--resume" in p.stdout
+    step = load_trainer_state(registry.resolve("cc"))["step"]  # saved although --save-every never came
+    assert 2 <= step < 100000
+    with Store(home / "t.db") as store:  # every finished step is in the store, none twice
+        assert store.db["train_metrics"].count_where("run_id like 'grpo-%'") == step
+    again = subprocess.run(
+        [*grpo, "--resume", "--steps", str(step + 1)], env=env, cwd=home, capture_output=True, text=True
+    )
+    assert again.returncode == 0, again.stderr
+    assert load_trainer_state(registry.resolve("cc"))["step"] == step + 1
+
+
+def test_ctrl_c_publishes_sft_where_it_stopped(home):
+    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
+    tasks = home / "tasks.jsonl"
+    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
+    sft = [sys.executable, "-m", "iclaw", "train", "sft", "--tasks", str(tasks), "--init", "tiny"]
+    p = ctrl_c_when(
+        [*sft, "--out", "warm", "--steps", "100000", "--batch-size", "2"],
+        _metrics_rows(home, 2),
+        cwd=home,
+        env=env,
+    )
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert "stopped: interrupted (Ctrl-C)" in p.stdout and "published warm" in p.stdout
+    steps = registry.load("warm", device="cpu")[1]["step"]
+    assert 10 <= steps < 100000  # metrics are logged at step 1 and every 10th

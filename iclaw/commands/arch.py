@@ -94,6 +94,7 @@ def pretrain_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON at the end."),
 ) -> None:
     """Pretrain a GPT from scratch (optionally with RoPE / MLA / MoE / Muon); runs under torchrun too."""
+    from iclaw.train.common import interrupted, stop_on_ctrl_c
     from iclaw.train.pretrain import PretrainConfig, pretrain
 
     cfg = PretrainConfig(
@@ -102,11 +103,13 @@ def pretrain_cmd(
         weight_decay=weight_decay, warmup_frac=warmup_frac, grad_clip=grad_clip, eval_every=eval_every,
         eval_batches=eval_batches, save_every=save_every, seed=seed, device=device, amp=not no_amp, resume=resume,
     )  # fmt: skip
-    _, s = pretrain(cfg)
+    with stop_on_ctrl_c(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1):
+        _, s = pretrain(cfg)
     if os.environ.get("RANK", "0") != "0":  # under torchrun only rank 0 reports
         return
     if as_json:
         print(json.dumps({k: v for k, v in s.items() if k not in ("history",)}, indent=1))
+        interrupted(s)
         return
     val = f"{s['val_loss']:.4f} (ppl {s['val_ppl']:.1f})" if s["val_loss"] is not None else "-"
     print(
@@ -114,6 +117,7 @@ def pretrain_cmd(
         f"MFU {s['mfu']:.1%} of a measured {s['peak_flops'] / 1e12:.2f} TFLOP/s {s['peak_dtype']} peak"
         + (f"; saved {out}/{s['ckpt_id']}" if s["ckpt_id"] else "")
     )
+    interrupted(s)
 
 
 @bench_app.command("arch")

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
+import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,6 +120,47 @@ class MetricsLog:
             f.write(json.dumps(row) + "\n")
         if self.store is not None:
             self.store.log_metrics(self.run_id, step, metrics)
+
+
+# ------------------------------------------------------------------------------------------------ Ctrl-C
+
+INTERRUPTED = "interrupted (Ctrl-C)"  # the summary's `stopped` after a first Ctrl-C
+_stop = {"requested": False}
+
+
+@contextmanager
+def stop_on_ctrl_c(enabled: bool = True):
+    """A first Ctrl-C asks the training loop to stop at the next step boundary, where it saves as it does
+    when a budget runs out (`stop_requested()` turns True); a second one interrupts at once. Not under
+    torchrun (ranks would stop at different steps) nor off the main thread (signals go to the main one)."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def ask(signum, frame) -> None:
+        if _stop["requested"]:
+            raise KeyboardInterrupt
+        _stop["requested"] = True
+        print("\nCtrl-C: finishing this step, then saving (Ctrl-C again to stop at once)", file=sys.stderr)
+
+    _stop["requested"] = False
+    signal.signal(signal.SIGINT, ask)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _stop["requested"] = False
+
+
+def stop_requested() -> bool:
+    return _stop["requested"]
+
+
+def interrupted(summary: dict) -> None:
+    """After a first Ctrl-C the run saved where it stopped; the command still ends as interrupted (exit 130)."""
+    if summary.get("stopped") == INTERRUPTED:
+        raise KeyboardInterrupt
 
 
 def new_run_id(kind: str) -> str:

@@ -18,6 +18,7 @@ The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, th
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ import torch
 
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
+from iclaw.train.common import interrupted, stop_on_ctrl_c
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
 from iclaw.train.distill_teacher import load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
@@ -274,7 +276,7 @@ def run_distill(
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
     echo(f"distilling {cfg.teacher} into {cfg.student} → {cfg.out} on {len(tasks)} tasks (--kl {cfg.kl})")
-    with Store(db) as store:
+    with Store(db) as store, stop_on_ctrl_c(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1):
         summary = train_distill(
             cfg,
             tasks,
@@ -297,4 +299,5 @@ def run_distill(
             f", pass rate {hist[0]['pass_rate']:.2f} → {hist[-1]['pass_rate']:.2f}"
         )
     echo(line)
+    interrupted(summary)
     return summary

@@ -30,12 +30,20 @@ import torch
 from iclaw.agent.episode import Episode, EpisodeConfig, episode_record
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
-from iclaw.train.common import MetricsLog, all_reduce_sum, new_run_id, rng_state, set_rng_state
+from iclaw.train.common import (
+    INTERRUPTED,
+    MetricsLog,
+    all_reduce_sum,
+    new_run_id,
+    rng_state,
+    set_rng_state,
+    stop_requested,
+)
 from iclaw.train.rollout import rollout
 
 TIME_UP = "time budget reached"  # the summary's `stopped` when --minutes ran out
 TOKENS_UP = "token budget reached"  # ... when --max-tokens policy tokens have been sampled
-BUDGETS = (TIME_UP, TOKENS_UP)  # the stops after which the trainer publishes where it is
+BUDGETS = (TIME_UP, TOKENS_UP, INTERRUPTED)  # the stops after which the trainer publishes where it is
 
 
 class OnPolicyConfig(Protocol):
@@ -160,7 +168,10 @@ class OnPolicyRun:
 
     def budget_spent(self) -> str | None:
         """Why the run must stop before its next step (wall clock, or sampled-token budget), or None. The token
-        budget is what makes two trainers comparable: GRPO and distillation at equal tokens sampled."""
+        budget is what makes two trainers comparable: GRPO and distillation at equal tokens sampled. A first
+        Ctrl-C (common.stop_on_ctrl_c) stops the run here too, and it saves."""
+        if stop_requested():
+            return INTERRUPTED
         if self.cfg.minutes is not None and time.time() - self.t_start > self.cfg.minutes * 60:
             return TIME_UP
         if self.cfg.max_tokens is not None and self.sampled_tokens >= self.cfg.max_tokens:

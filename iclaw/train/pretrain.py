@@ -28,6 +28,7 @@ import torch
 
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, autocast, preset
+from iclaw.train.common import INTERRUPTED, stop_requested
 from iclaw.train.data import Batches, open_split
 from iclaw.train.muon import configure_optimizers
 
@@ -276,6 +277,9 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
         task = bar.add_task(cfg.out or "pretrain", total=total_steps * tokens_per_step, loss=float("nan"), tps=0.0,
                             mfu=0.0, completed=step * tokens_per_step)  # fmt: skip
         while step < total_steps:
+            if stop_requested():  # a first Ctrl-C (common.stop_on_ctrl_c): save below, where it stopped
+                summary["stopped"] = INTERRUPTED
+                break
             lr = lr_at(step, total_steps, cfg)
             for group in optimizer.param_groups:
                 group["lr"] = lr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import torch
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iclaw.errors import IclawError
+from iclaw.train.common import INTERRUPTED, interrupted, stop_on_ctrl_c
 from iclaw.train.setup import safe_sandbox, task_pool
 
 console = Console(highlight=False)
@@ -73,14 +75,19 @@ def run_sft(
     log = MetricsLog(run_id, None, config={"tasks": str(tasks_file), "out": out, **cfg.__dict__})
     console.print(f"SFT on {len(examples)} demonstrations from {tasks_file} → {out}  (run {run_id})")
     total = int(minutes * 60) if minutes else steps
-    with live_progress(total, f"SFT → {out}", enabled=show_progress) as progress:
+    with stop_on_ctrl_c(), live_progress(total, f"SFT → {out}", enabled=show_progress) as progress:
         res = train_sft(net, examples, cfg, device=dev, progress=progress, log=log.log)
+    if res["stopped"]:
+        console.print(f"[yellow]stopped:[/] {res['stopped']}")
+    if res["steps"] == 0:  # interrupted before the first step: there is nothing new to publish
+        raise KeyboardInterrupt
     ckpt = registry.publish(
         out, net, meta={"source": f"sft:{run_id}", "step": res["steps"], "parent": parent}
     )
     console.print(
         f"published {out} → {ckpt}  ({res['steps']} steps, {res['seconds']:.0f}s, loss {res['loss']:.3f})"
     )
+    interrupted(res)
     return {**res, "checkpoint": ckpt, "run_id": run_id}
 
 
@@ -129,7 +136,7 @@ def run_grpo(
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
     demos = ptx_demos(cfg.sft_coef, tasks, sandbox)  # before the store: a bad flag writes nothing
-    with _store(db) as store:
+    with _store(db) as store, stop_on_ctrl_c(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1):
         summary = train_grpo(
             cfg,
             tasks,
@@ -147,6 +154,9 @@ def run_grpo(
         f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
         f"latest checkpoint {cfg.out} → {summary['checkpoint']}"
     )
+    if summary.get("stopped") == INTERRUPTED:
+        console.print(f"continue with: iclaw train grpo --out {cfg.out} --resume (and the same flags)")
+    interrupted(summary)
     return summary
 
 

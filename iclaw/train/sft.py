@@ -121,20 +121,23 @@ def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def train_sft(
     model, examples: list[tuple[list[int], list[int]]], cfg: SFTConfig, *, device, progress=None, log=None
 ) -> dict:
-    """Train in place. Returns {"steps", "seconds", "loss", "tokens"}. `progress(advance, **metrics)` and
+    """Train in place. Returns {"steps", "seconds", "loss", "tokens", "stopped"}. `progress(advance, **metrics)` and
     `log(step, metrics)` are optional callbacks (live display, metrics table)."""
     from iclaw.model.gpt import autocast
-    from iclaw.train.common import make_optimizer
+    from iclaw.train.common import INTERRUPTED, make_optimizer, stop_requested
 
     block = model.config.block_size
     examples = [(t[:block], m[:block]) for t, m in examples]
     rng = random.Random(cfg.seed)
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
     model.train()
-    t0, step, tokens, ema = time.time(), 0, 0, None
+    t0, step, tokens, ema, stopped = time.time(), 0, 0, None, None
     order: list[int] = []
     while True:
         if cfg.steps is not None and step >= cfg.steps:
+            break
+        if stop_requested():  # a first Ctrl-C (common.stop_on_ctrl_c): the caller publishes what there is
+            stopped = INTERRUPTED
             break
         if cfg.minutes is not None and time.time() - t0 >= cfg.minutes * 60:
             break
@@ -165,7 +168,7 @@ def train_sft(
             else:
                 progress(1, loss=ema)
     model.eval()
-    return {"steps": step, "seconds": time.time() - t0, "loss": ema, "tokens": tokens}
+    return {"steps": step, "seconds": time.time() - t0, "loss": ema, "tokens": tokens, "stopped": stopped}
 
 
 def _lr(step: int, cfg: SFTConfig, elapsed: float = 0.0) -> float:
