@@ -34,7 +34,7 @@ class DemoConfig:
     heldout_per_family: int = 12
     # budgets in steps, so that a seed gives the same demo-sft on every run and machine (a wall-clock budget
     # made one seed's warm-up 1,010 steps in one run and 966 in the next: 32.9 vs 30.1 held-out); the minutes
-    # only cap them on a machine too slow to finish (~8.9 and ~3.4 min on 2 CPU cores; the whole demo 18-19).
+    # only cap them on a machine too slow to finish (~8.3 and ~3.2 min on 2 CPU cores; the whole demo 17-19).
     # The split favours the warm-up: at 1,400 SFT steps instead of 900, demo-sft held 39.4 % instead of 30.1,
     # the equal-time control then gained nothing (38.9) and 30 GRPO steps still gave +13.3 on the hard
     # families (session 6; a second run at 1,300 + 30 steps: 40.3, control 39.4, hard +1.7, 19.7 min)
@@ -46,8 +46,8 @@ class DemoConfig:
     max_turns: int = 3  # look, fix, and one more try: `ls` first no longer costs the only retry
     group_size: int = 8
     tasks_per_step: int = 8
-    # 1e-4, not 4e-4: from the same three warm-ups (seeds 0-2), 26 steps at 1e-4 gave the hard families +5.0,
-    # +6.7, +8.4 and overall +0.4, -1.4, -0.4; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (session 7)
+    # 1e-4, not 4e-4: from the same three warm-ups (seeds 0-2), 26 steps at 1e-4 gave the hard families +6.7,
+    # +6.7, +8.3 and overall +1.4, -1.4, -0.4; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (README)
     grpo_lr: float = 1e-4
     beta: float = 0.04
     filter_zero_variance: bool = (
