@@ -47,7 +47,7 @@ class DemoConfig:
     group_size: int = 8
     tasks_per_step: int = 8
     # 1e-4, not 4e-4: from the same three warm-ups (seeds 0-2), 26 steps at 1e-4 gave the hard families +6.7,
-    # +6.7, +8.3 and overall +1.4, -1.4, -0.4; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (README)
+    # +6.7, +8.3 and overall +1.4, -1.4, +0.0; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (README)
     grpo_lr: float = 1e-4
     beta: float = 0.04
     filter_zero_variance: bool = (
