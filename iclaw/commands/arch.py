@@ -103,7 +103,7 @@ def pretrain_cmd(
         weight_decay=weight_decay, warmup_frac=warmup_frac, grad_clip=grad_clip, eval_every=eval_every,
         eval_batches=eval_batches, save_every=save_every, seed=seed, device=device, amp=not no_amp, resume=resume,
     )  # fmt: skip
-    with stop_on_ctrl_c(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1):
+    with stop_on_ctrl_c():
         _, s = pretrain(cfg)
     if os.environ.get("RANK", "0") != "0":  # under torchrun only rank 0 reports
         return

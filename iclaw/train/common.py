@@ -129,11 +129,12 @@ _stop = {"requested": False}
 
 
 @contextmanager
-def stop_on_ctrl_c(enabled: bool = True):
+def stop_on_ctrl_c():
     """A first Ctrl-C asks the training loop to stop at the next step boundary, where it saves as it does
     when a budget runs out (`stop_requested()` turns True); a second one interrupts at once. Not under
     torchrun (ranks would stop at different steps) nor off the main thread (signals go to the main one)."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
+    torchrun = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if torchrun or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.getsignal(signal.SIGINT)

@@ -18,7 +18,6 @@ The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, th
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -276,7 +275,7 @@ def run_distill(
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
     echo(f"distilling {cfg.teacher} into {cfg.student} → {cfg.out} on {len(tasks)} tasks (--kl {cfg.kl})")
-    with Store(db) as store, stop_on_ctrl_c(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1):
+    with Store(db) as store, stop_on_ctrl_c():
         summary = train_distill(
             cfg,
             tasks,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import torch
@@ -136,7 +135,7 @@ def run_grpo(
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
     demos = ptx_demos(cfg.sft_coef, tasks, sandbox)  # before the store: a bad flag writes nothing
-    with _store(db) as store, stop_on_ctrl_c(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1):
+    with _store(db) as store, stop_on_ctrl_c():
         summary = train_grpo(
             cfg,
             tasks,
