@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from iclaw.errors import IclawError
-from iclaw.model.gpt import GPT, GPTConfig, MoE, preset, token_logprobs
+from iclaw.model.gpt import GPT, GPTConfig, preset, token_logprobs
+from iclaw.model.moe import MoE
 from iclaw.model.sampler import generate
 from iclaw.train.muon import configure_optimizers
 
