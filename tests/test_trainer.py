@@ -393,12 +393,24 @@ def test_token_budget_stops_and_publishes(home):
     _publish_small("start")
     sb = Sandbox(Limits(timeout_s=5))
     cfg = GRPOConfig(  # any first step samples more than one token
-        model="start", out="budget", steps=50, group_size=2, tasks_per_step=2, max_new_tokens=8, max_tokens=1
+        model="start",
+        out="budget",
+        steps=50,
+        group_size=2,
+        tasks_per_step=2,
+        max_new_tokens=8,
+        max_tokens=1,
+        save_every=1,
     )
     s = train_grpo(cfg, TASKS, **_run_kw(home, sb))
     assert s["stopped"] == "token budget reached" and s["steps"] == 1
     assert s["history"][0]["sampled_tokens"] >= 1
-    assert registry.latest_id("budget") == s["checkpoint"]  # published where it stopped
+    assert registry.latest_id("budget") == s["checkpoint"]  # published where it stopped...
+    assert registry.checkpoint_ids("budget") == [s["checkpoint"]]  # ...once, although save_every published it
+    # resumed with the budget already spent: no step, and no second copy of the checkpoint it started from
+    r = train_grpo(cfg, TASKS, resume=True, **_run_kw(home, sb))
+    assert r["stopped"] == "token budget reached" and r["steps"] == 1 and r["history"] == []
+    assert registry.checkpoint_ids("budget") == [s["checkpoint"]] and r["checkpoint"] == s["checkpoint"]
 
 
 def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):

@@ -29,7 +29,7 @@ from iclaw.train.common import interrupted, stop_on_ctrl_c
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
 from iclaw.train.distill_teacher import load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
-from iclaw.train.loop import BUDGETS, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.loop import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import collate_episodes, rollout_stats
 
 KL_MODES = ("sampled", "full")
@@ -235,7 +235,7 @@ def train_distill(
             # publish: an atomic checkpoint; `latest` moves for hot-reload
             if run.should_publish(step):
                 last_ckpt = publish(step)
-    if run.stopped in BUDGETS and rank == 0 and step > run.start_step:
+    if run.publish_on_stop(step):
         last_ckpt = publish(step)
     return run.summary(step, last_ckpt, teacher=teacher_source, student=student_source)
 

@@ -119,6 +119,9 @@ class OnPolicyRun:
     metrics_log: MetricsLog | None = None
     history: list[dict] = field(default_factory=list)
     stopped: str | None = None  # why the loop ended early, if it did
+    published_step: int | None = (
+        None  # the step of the last checkpoint under cfg.out (a resume starts at one)
+    )
     t_start: float = field(default_factory=time.time)
 
     @classmethod
@@ -162,6 +165,7 @@ class OnPolicyRun:
             sampled_tokens=sampled_tokens,
             episode_cfg=episode_cfg,
             metrics_log=metrics_log,
+            published_step=start_step if trainer_state is not None else None,
         )
 
     # ----------------------------------------------------------------------------------------- each step
@@ -220,6 +224,13 @@ class OnPolicyRun:
         """Every save_every steps and at the last step; rank 0 only (the weights are the same on every rank)."""
         return self.rank == 0 and (step % self.cfg.save_every == 0 or step == self.cfg.steps)
 
+    def publish_on_stop(self, step: int) -> bool:
+        """After a budget stop (minutes, tokens, Ctrl-C) the run publishes where it is, so `--resume` goes on
+        from there -- unless that step is already under cfg.out (a save_every step, or the checkpoint a resumed
+        run started from). A fresh run stopped before its first step publishes its starting weights: the
+        `--resume` the command suggests then has a trainer state to start from."""
+        return self.rank == 0 and self.stopped in BUDGETS and step != self.published_step
+
     def publish(self, step: int, model, opt: torch.optim.Optimizer, *, state: dict, meta: dict) -> str:
         """Publish the weights under cfg.out with everything --resume needs; returns the checkpoint id.
         `state` and `meta` add the trainer's own lineage (its reference, student, teacher)."""
@@ -237,7 +248,9 @@ class OnPolicyRun:
             "model_config": model.config.to_dict(),
         }
         meta = {"source": f"{self.kind}:{self.run_id}", "step": step, **meta}
-        return registry.publish(self.cfg.out, model, meta=meta, trainer_state=trainer_state)
+        ckpt = registry.publish(self.cfg.out, model, meta=meta, trainer_state=trainer_state)
+        self.published_step = step
+        return ckpt
 
     # ---------------------------------------------------------------------------------------------- end
 

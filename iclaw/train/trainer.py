@@ -33,7 +33,7 @@ import torch
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
-from iclaw.train.loop import BUDGETS, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.loop import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import (
     Batch,
     Scorer,
@@ -250,7 +250,7 @@ def train_grpo(
         log_dir=log_dir,
         run_id=run_id,
     )
-    last_ckpt = f"{cfg.model} (the starting policy)"
+    last_ckpt = policy.ckpt_id if resume else f"{cfg.model} (the starting policy)"
 
     def publish(step: int) -> str:
         return run.publish(step, model, opt, state={"reference": ref_source}, meta={"parent": ref_source})
@@ -358,7 +358,7 @@ def train_grpo(
             # publish: an atomic checkpoint; `latest` moves for hot-reload
             if run.should_publish(step):
                 last_ckpt = publish(step)
-    if run.stopped in BUDGETS and rank == 0:
+    if run.publish_on_stop(step):
         last_ckpt = publish(step)
     return run.summary(step, last_ckpt)
 
