@@ -119,9 +119,7 @@ class OnPolicyRun:
     metrics_log: MetricsLog | None = None
     history: list[dict] = field(default_factory=list)
     stopped: str | None = None  # why the loop ended early, if it did
-    published_step: int | None = (
-        None  # the step of the last checkpoint under cfg.out (a resume starts at one)
-    )
+    published_step: int | None = None  # step of the last checkpoint under cfg.out (resumes start at one)
     t_start: float = field(default_factory=time.time)
 
     @classmethod
