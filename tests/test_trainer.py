@@ -16,7 +16,7 @@ from iclaw.store import Store
 from iclaw.tasks import Task, Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
 from iclaw.train.rollout import collate
-from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+from iclaw.train.sft import SFTConfig, demonstration_format, demonstrations, train_sft
 from iclaw.train.trainer import GRPOConfig, grpo_update, train_grpo
 
 SMALL = dict(n_layer=1, n_head=2, n_embd=32, block_size=256)
@@ -428,20 +428,19 @@ def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):
     assert ok.returncode == 0, ok.stderr
     assert "published warm" in ok.stdout and registry.is_registered("warm")
     assert not registry.is_registered("bad")
-
-
-def test_demo_cli_defaults_are_the_demo_config():
-    """`iclaw demo` with no flags must run exactly the DemoConfig the README's figures come from."""
-    import inspect
-
-    from iclaw.commands.evaluate import demo_cmd
-    from iclaw.train.demo import DemoConfig
-
-    cfg, params = DemoConfig(), inspect.signature(demo_cmd).parameters
-    shared = [n for n in params if hasattr(cfg, n)]
-    assert len(shared) >= 8
-    for name in shared:
-        assert params[name].default.default == getattr(cfg, name), name
+    # GRPO's ptx term imitates in the form the warm-up learned (recorded in its checkpoint), and passes it on
+    assert demonstration_format(registry.resolve("warm")) == {"look_first": 0.5, "retry": 0.0}
+    n = len(demonstrations(TASKS, Sandbox(Limits(timeout_s=5)), look_first=0.5, seed=0))
+    assert n > len(TASKS)
+    flags = ["--tasks", str(tasks), "--steps", "1", "--group-size", "2", "--tasks-per-step", "2"]
+    grpo = subprocess.run(
+        [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "warm", "--out", "g", "--sft-coef", "0.5"]
+        + [*flags, "--max-turns", "1", "--db", str(home / "g.db")],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert grpo.returncode == 0, grpo.stderr
+    assert f"ptx: {n} demonstrations (look-first 0.5, retry 0," in " ".join(grpo.stdout.split())
+    assert demonstration_format(registry.resolve("g")) == {"look_first": 0.5, "retry": 0.0}
 
 
 def _metrics_rows(cwd, n: int):

@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
     app.command(
         "demo",
         help="The end-to-end demo: tiny policy from scratch → SFT → eval → GRPO (β=0.04) → eval, "
-        "with an equal-time SFT control. Registers demo-sft and demo.",
+        "with an equal-time SFT control. Registers demo-sft and demo. Ctrl-C ends the running phase "
+        "(publishing what it trained) and skips the rest.",
     )(demo_cmd)
     from iclaw.commands.arch import bench_app
 
@@ -157,6 +158,7 @@ def demo_cmd(
     db: Path | None = DB,
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
+    from iclaw.train.common import interrupted
     from iclaw.train.demo import DemoConfig, run_demo
 
     cfg = DemoConfig(
@@ -173,7 +175,7 @@ def demo_cmd(
         seed=seed,
         out_dir=str(out),
     )
-    run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox)
+    interrupted(run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox))  # exit 130 after a Ctrl-C
 
 
 def bench_sample(

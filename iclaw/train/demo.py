@@ -11,6 +11,9 @@
     control SFT continued from demo-sft for the same wall time as GRPO, on every demonstration there is
             (including the single-turn references of the multi-turn families)        → registry `demo-sft-control`
 
+A first Ctrl-C ends the phase that is running at its next step (a training phase publishes where it stopped,
+an evaluation finishes), skips the rest and writes summary.json with what was done; a second stops at once.
+
 What reward can teach and imitation cannot: families whose fix needs information the prompt does not hold
 (`ls` first, then use the real file name) and outcome-only families (a check, no reference fix). There are
 no demonstrations of those behaviours, so SFT can only guess; GRPO gets credit whenever an attempt works.
@@ -25,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from iclaw.train.common import INTERRUPTED, stop_on_ctrl_c, stop_requested
 from iclaw.train.runs import console, report_table, write_json
 
 
@@ -70,6 +74,13 @@ class DemoConfig:
 
 
 def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = False) -> dict:
+    """The demo, start to end. Returns the summary (also written to `out_dir`/summary.json); its `stopped` is
+    INTERRUPTED after a first Ctrl-C (see the module docstring)."""
+    with stop_on_ctrl_c():
+        return _run_demo(cfg, db=db, allow_unsafe=allow_unsafe)
+
+
+def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
     from iclaw.agent.episode import EpisodeConfig
     from iclaw.agent.evaluate import evaluate
     from iclaw.agent.policy import Policy
@@ -118,6 +129,58 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         f"multi-turn or outcome-only: {', '.join(hard)}"
     )
 
+    reports: dict = {}  # held-out evaluations, in the order they ran
+    published: list[str] = []
+
+    def hard_mean(r) -> float:
+        vals = [r.by_family[f]["pass_at_1"] for f in hard if f in r.by_family]
+        return sum(vals) / max(1, len(vals))
+
+    def finish(sft: dict | None = None, grpo: dict | None = None, control: dict | None = None) -> dict:
+        """Report what ran -- all of it, or what there was when a Ctrl-C stopped the demo -- and write it."""
+        if reports:
+            title = f"held-out pass@1 (%) by family, greedy, max_turns {cfg.max_turns}"
+            console.print(report_table(title, reports))
+        base, after = reports.get("demo-sft"), reports.get("demo (GRPO)")
+        summary = {
+            "config": asdict(cfg),
+            "seconds": time.time() - t_start,
+            "stopped": INTERRUPTED if stop_requested() else None,
+            "published": published,
+            "families_hard": hard,
+            "pass_at_1": {k: r.pass_at_1 for k, r in reports.items()},
+            "hard_pass_at_1": {k: hard_mean(r) for k, r in reports.items()},
+            "sft": sft,
+            "grpo": grpo and {k: v for k, v in grpo.items() if k != "history"},
+            "grpo_max_kl": grpo and max((h["kl"] for h in grpo["history"]), default=0.0),
+            "control": control,
+            "reports": {k: r.to_dict() for k, r in reports.items()},
+        }
+        if base and after:
+            summary["delta_overall_points"] = 100 * (after.pass_at_1 - base.pass_at_1)
+            summary["delta_hard_points"] = 100 * (hard_mean(after) - hard_mean(base))
+        write_json(out / "summary.json", summary)
+        store.close()
+        if summary["stopped"]:
+            console.print(
+                f"Ctrl-C: the demo stopped after {summary['seconds'] / 60:.1f} min; published: "
+                f"{', '.join(published) or 'nothing'}. Summary: {out / 'summary.json'}"
+            )
+            if published:
+                console.print(
+                    f"evaluate one: iclaw eval --model {published[-1]} --tasks {out / 'heldout.jsonl'}"
+                )
+        else:
+            console.print(
+                f"GRPO: {summary['delta_overall_points']:+.1f} points overall, {summary['delta_hard_points']:+.1f} "
+                f"on multi-turn/outcome-only families; max KL {summary['grpo_max_kl']:.4f} (limit {cfg.kl_max}); "
+                f"total {summary['seconds'] / 60:.1f} min. Summary: {out / 'summary.json'}"
+            )
+        return summary
+
+    if stop_requested():
+        return finish()
+
     # 2. SFT on the single-turn demonstrations that exist ---------------------------------------------------
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
@@ -134,7 +197,14 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     )
     with live_progress(cfg.sft_steps, "SFT → demo-sft") as progress:
         sft_res = train_sft(model, demos, sft_cfg, device=dev, progress=progress, log=log.log)
-    registry.publish("demo-sft", model, meta={"source": f"demo:{run_id}", "step": sft_res["steps"]})
+    if sft_res["steps"] == 0:  # Ctrl-C before the first step: an untrained model is not worth a name
+        return finish(sft=sft_res)
+    fmt = {"look_first": cfg.look_first, "retry": cfg.retry}  # how the demonstrations looked (sft.py)
+    meta = {"source": f"demo:{run_id}", "step": sft_res["steps"], "demonstrations": fmt}
+    registry.publish("demo-sft", model, meta=meta)
+    published.append("demo-sft")
+    if stop_requested():
+        return finish(sft=sft_res)
 
     ep_eval = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
 
@@ -151,8 +221,10 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
                 progress=lambda n: progress(n),
             )
 
-    reports = {"demo-sft": held_out("demo-sft")}
+    reports["demo-sft"] = held_out("demo-sft")
     console.print(f"demo-sft held-out pass@1: {reports['demo-sft'].pass_at_1:.3f}")
+    if stop_requested():
+        return finish(sft=sft_res)
 
     # 3. GRPO with the KL term ----------------------------------------------------------------------------
     g = GRPOConfig(
@@ -190,7 +262,12 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         log_dir=str(out.parent),
         demos=demos,
     )
+    published.append("demo")
+    if stop_requested():  # GRPO published where it stopped (trainer.py)
+        return finish(sft=sft_res, grpo=grpo)
     reports["demo (GRPO)"] = held_out("demo")
+    if stop_requested():
+        return finish(sft=sft_res, grpo=grpo)
 
     # 4. the equal-time SFT control -----------------------------------------------------------------------
     control_res = None
@@ -206,38 +283,11 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
         )
         with live_progress(int(grpo_seconds), "SFT control → demo-sft-control") as progress:
             control_res = train_sft(ctl, all_demos, c_cfg, device=dev, progress=progress)
-        registry.publish(
-            "demo-sft-control", ctl, meta={"source": "demo:control", "step": control_res["steps"]}
-        )
-        reports["SFT control"] = held_out("demo-sft-control")
-
-    # 5. report --------------------------------------------------------------------------------------------
-    console.print(report_table(f"held-out pass@1 (%) by family, greedy, max_turns {cfg.max_turns}", reports))
-    base, after = reports["demo-sft"], reports["demo (GRPO)"]
-
-    def hard_mean(r) -> float:
-        vals = [r.by_family[f]["pass_at_1"] for f in hard if f in r.by_family]
-        return sum(vals) / max(1, len(vals))
-
-    summary = {
-        "config": asdict(cfg),
-        "seconds": time.time() - t_start,
-        "families_hard": hard,
-        "pass_at_1": {k: r.pass_at_1 for k, r in reports.items()},
-        "hard_pass_at_1": {k: hard_mean(r) for k, r in reports.items()},
-        "delta_overall_points": 100 * (after.pass_at_1 - base.pass_at_1),
-        "delta_hard_points": 100 * (hard_mean(after) - hard_mean(base)),
-        "grpo": {k: v for k, v in grpo.items() if k != "history"},
-        "grpo_max_kl": max((h["kl"] for h in grpo["history"]), default=0.0),
-        "sft": sft_res,
-        "control": control_res,
-        "reports": {k: r.to_dict() for k, r in reports.items()},
-    }
-    write_json(out / "summary.json", summary)
-    console.print(
-        f"GRPO: {summary['delta_overall_points']:+.1f} points overall, {summary['delta_hard_points']:+.1f} on "
-        f"multi-turn/outcome-only families; max KL {summary['grpo_max_kl']:.4f} (limit {cfg.kl_max}); "
-        f"total {summary['seconds'] / 60:.1f} min. Summary: {out / 'summary.json'}"
-    )
-    store.close()
-    return summary
+        if control_res["steps"]:  # (none when a Ctrl-C came before its first step)
+            registry.publish(
+                "demo-sft-control", ctl, meta={"source": "demo:control", "step": control_res["steps"]}
+            )
+            published.append("demo-sft-control")
+        if not stop_requested():
+            reports["SFT control"] = held_out("demo-sft-control")
+    return finish(sft=sft_res, grpo=grpo, control=control_res)

@@ -80,9 +80,9 @@ def run_sft(
         console.print(f"[yellow]stopped:[/] {res['stopped']}")
     if res["steps"] == 0:  # interrupted before the first step: there is nothing new to publish
         raise KeyboardInterrupt
-    ckpt = registry.publish(
-        out, net, meta={"source": f"sft:{run_id}", "step": res["steps"], "parent": parent}
-    )
+    fmt = {"look_first": look_first, "retry": retry}  # GRPO's ptx term shows demonstrations in this form
+    meta = {"source": f"sft:{run_id}", "step": res["steps"], "parent": parent, "demonstrations": fmt}
+    ckpt = registry.publish(out, net, meta=meta)
     console.print(
         f"published {out} → {ckpt}  ({res['steps']} steps, {res['seconds']:.0f}s, loss {res['loss']:.3f})"
     )
@@ -90,15 +90,20 @@ def run_sft(
     return {**res, "checkpoint": ckpt, "run_id": run_id}
 
 
-def ptx_demos(sft_coef: float, tasks: list, sandbox) -> list | None:
-    """The ptx term's demonstrations (sft_coef > 0): the pool's single-turn reference fixes (sft.py).
-    Raises the flag's error when there are none."""
-    from iclaw.train.sft import demonstrations
+def ptx_demos(sft_coef: float, tasks: list, sandbox, start: Path, seed: int) -> list | None:
+    """The ptx term's demonstrations (sft_coef > 0): the pool's single-turn reference fixes (sft.py), with
+    the look-first / retry fractions the starting checkpoint's SFT used. Raises the flag's error when there
+    are none."""
+    from iclaw.train.sft import demonstration_format, demonstrations
     from iclaw.train.trainer import check_ptx
 
     demos = None
     if sft_coef > 0:
-        demos = demonstrations([t for t in tasks if t.reference and not t.multi_turn], sandbox)
+        fmt = demonstration_format(start)
+        single = [t for t in tasks if t.reference and not t.multi_turn]
+        demos = demonstrations(single, sandbox, **fmt, seed=seed)
+        how = ", ".join(f"{k.replace('_', '-')} {v:g}" for k, v in fmt.items()) or "plain"
+        console.print(f"ptx: {len(demos)} demonstrations ({how}, as the starting checkpoint's SFT drew them)")
     check_ptx(sft_coef, demos)
     return demos
 
@@ -130,11 +135,14 @@ def run_grpo(
             raise IclawError(
                 f"--resume: {registry.resolve(cfg.out)} has no GRPO trainer state to resume from"
             )
+        start = Path(state["reference"])
     else:
-        registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
+        start = registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
-    demos = ptx_demos(cfg.sft_coef, tasks, sandbox)  # before the store: a bad flag writes nothing
+    demos = ptx_demos(
+        cfg.sft_coef, tasks, sandbox, start, cfg.seed
+    )  # before the store: a bad flag writes nothing
     with _store(db) as store, stop_on_ctrl_c():
         summary = train_grpo(
             cfg,
@@ -184,11 +192,11 @@ def run_ablate_beta(
     from iclaw.tasks import Verifier, load_tasks
     from iclaw.train.trainer import GRPOConfig, train_grpo
 
-    registry.resolve(model)
+    start = registry.resolve(model)
     tasks, heldout = load_tasks(tasks_file), load_tasks(heldout_file)
     sandbox = safe_sandbox(allow_unsafe)
     verifier = Verifier(sandbox)
-    demos = ptx_demos(sft_coef, tasks, sandbox)
+    demos = ptx_demos(sft_coef, tasks, sandbox, start, seed)
     rows = []
     with _store(db) as store:
         for beta in betas:

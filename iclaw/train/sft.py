@@ -91,6 +91,20 @@ def demonstrations(
     return out
 
 
+def demonstration_format(checkpoint: Path | str) -> dict[str, float]:
+    """The `look_first` / `retry` fractions the SFT that made `checkpoint` drew its demonstrations with, as
+    recorded in its metadata (`{}`, plain demonstrations, when none is): so that later imitation -- GRPO's
+    ptx term -- shows the policy the episodes in the form it learned them."""
+    from iclaw.model import registry
+
+    fmt = (registry.checkpoint_info(Path(checkpoint)).get("extra") or {}).get("demonstrations")
+    if not isinstance(fmt, dict):
+        return {}
+    return {
+        k: float(v) for k, v in fmt.items() if k in ("look_first", "retry") and isinstance(v, int | float)
+    }
+
+
 def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[list[int]]:
     """Run each (task, tool, code) in a fresh copy of the task's fixture; the observation tokens it gives."""
     from iclaw.tasks.task import write_fixture

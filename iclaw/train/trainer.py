@@ -204,6 +204,7 @@ def train_grpo(
     sft.demonstrations) feed the ptx term when cfg.sft_coef > 0."""
     from iclaw.model import registry
     from iclaw.train.common import live_progress, make_optimizer, setup_distributed
+    from iclaw.train.sft import demonstration_format
 
     check_config(cfg)
     if not tasks:
@@ -252,8 +253,14 @@ def train_grpo(
     )
     last_ckpt = policy.ckpt_id if resume else f"{cfg.model} (the starting policy)"
 
+    # the reference's demonstration format goes forward, so that a GRPO run started from this one imitates
+    # (ptx) in the same form
+    meta = {"parent": ref_source}
+    if fmt := demonstration_format(ref_source):
+        meta["demonstrations"] = fmt
+
     def publish(step: int) -> str:
-        return run.publish(step, model, opt, state={"reference": ref_source}, meta={"parent": ref_source})
+        return run.publish(step, model, opt, state={"reference": ref_source}, meta=meta)
 
     # the bar counts steps; a wall-clock budget (--minutes) may end the run before the bar is full
     cap = f" (at most {cfg.minutes:g} min)" if cfg.minutes is not None else ""
