@@ -1,10 +1,12 @@
-"""Assertions and drivers shared by several test modules."""
+"""Assertions, drivers and small shared fixtures (a tiny GPT size, four echo tasks) for several test modules."""
 
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from iclaw.tasks import Task
 
 
 def sampled_tokens_by_step(store, run_id: str) -> list[int]:
@@ -34,3 +36,28 @@ def ctrl_c_when(cmd: list[str], ready: Callable[[Path, Path], bool], *, cwd: Pat
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=240)
     return subprocess.CompletedProcess(cmd, proc.returncode, out_f.read_text(), err_f.read_text())
+
+
+SMALL = dict(n_layer=1, n_head=2, n_embd=32, block_size=256)  # a GPT small enough for many tests
+ECHO_TASKS = [  # four single-turn tasks with a reference fix: `ehco red` -> `echo red`
+    Task(
+        id=f"echo-{w}",
+        kind="bash",
+        family="cmd-typo",
+        broken=f"ehco {w}",
+        reference=f"echo {w}",
+        error="bash: line 1: ehco: command not found",
+        broken_exit=127,
+    )
+    for w in ("red", "blue", "green", "gold")
+]
+
+
+def metrics_rows(cwd: Path, n: int):
+    """ready() for ctrl_c_when: the run's metrics.jsonl holds at least n steps."""
+
+    def ready(out, err) -> bool:
+        logs = list((cwd / "runs").glob("*/metrics.jsonl"))
+        return bool(logs) and len(logs[0].read_text().splitlines()) >= n
+
+    return ready

@@ -1,4 +1,4 @@
-"""GRPO trainer and SFT end to end on tiny models: real sandbox, verifier, store, registry on disk."""
+"""The GRPO trainer end to end on tiny models: real sandbox, verifier, store, registry on disk."""
 
 import json
 import os
@@ -7,7 +7,8 @@ import sys
 
 import pytest
 import torch
-from helpers import ctrl_c_when, sampled_tokens_by_step
+from helpers import ECHO_TASKS as TASKS
+from helpers import SMALL, ctrl_c_when, metrics_rows, sampled_tokens_by_step
 
 from iclaw.model import registry
 from iclaw.model.checkpoint import load_trainer_state
@@ -16,22 +17,7 @@ from iclaw.store import Store
 from iclaw.tasks import Task, Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
 from iclaw.train.rollout import collate
-from iclaw.train.sft import SFTConfig, demonstration_format, demonstrations, train_sft
 from iclaw.train.trainer import GRPOConfig, grpo_update, train_grpo
-
-SMALL = dict(n_layer=1, n_head=2, n_embd=32, block_size=256)
-TASKS = [
-    Task(
-        id=f"echo-{w}",
-        kind="bash",
-        family="cmd-typo",
-        broken=f"ehco {w}",
-        reference=f"echo {w}",
-        error="bash: line 1: ehco: command not found",
-        broken_exit=127,
-    )
-    for w in ("red", "blue", "green", "gold")
-]
 
 
 @pytest.fixture()
@@ -50,61 +36,6 @@ def _run_kw(home, sb) -> dict:
 def _publish_small(name: str, **kw) -> None:
     torch.manual_seed(0)
     registry.publish(name, GPT(preset("tiny", **{**SMALL, **kw})), meta={"source": "test"})
-
-
-def test_sft_learns_demonstrations(home):
-    sb = Sandbox(Limits(timeout_s=5))
-    demos = demonstrations(TASKS, sb)
-    assert len(demos) == 4 and all(sum(m) > 0 for _, m in demos)
-    torch.manual_seed(0)
-    m = GPT(preset("tiny", **SMALL))
-    first = train_sft(
-        m, demos, SFTConfig(steps=1, batch_size=4, warmup=1, amp=False), device=torch.device("cpu")
-    )
-    res = train_sft(
-        m, demos, SFTConfig(steps=60, batch_size=4, lr=3e-3, warmup=5, amp=False), device=torch.device("cpu")
-    )
-    assert res["loss"] < first["loss"] * 0.5
-
-
-def test_demonstrations_end_after_a_real_success_and_retry_after_a_real_failure(home):
-    from iclaw.model.tokenizer import get_tokenizer
-
-    sb = Sandbox(Limits(timeout_s=5))
-    tasks = [
-        Task(
-            id="cat",
-            kind="bash",
-            family="cmd-typo",
-            broken="cta notes.txt",
-            reference="cat notes.txt",
-            error="bash: line 1: cta: command not found",
-            files={"notes.txt": "hi\n", "zebra_q7.csv": "a\n"},
-        )
-    ]
-    tok = get_tokenizer()
-
-    def split(demo):
-        toks, mask = demo
-        policy = tok.decode([t for t, m in zip(toks, mask) if m])
-        env = tok.decode([t for t, m in zip(toks, mask) if not m])
-        return policy, env
-
-    (plain,) = demonstrations(tasks, sb)
-    policy, env = split(plain)
-    assert policy == "<|bash|>cat notes.txt<|end|><|done|>"
-    assert env.endswith("<|obs|>hi\n[exit 0]<|end|><|assistant|>")  # what the fix really printed
-
-    _, looked = demonstrations(tasks, sb, look_first=1.0)
-    policy, env = split(looked)
-    assert policy == "<|bash|>ls<|end|><|bash|>cat notes.txt<|end|><|done|>"
-    assert "notes.txt\nzebra_q7.csv\n[exit 0]" in env  # what ls really printed, never trained on
-
-    _, retried = demonstrations(tasks, sb, retry=1.0)
-    policy, env = split(retried)
-    assert policy == "<|bash|>cat notes.txt<|end|><|done|>"  # the failed attempt is context, not imitated
-    assert "<|bash|>cta notes.txt<|end|><|obs|>" in env and "cta: command not found\n[exit 127]" in env
-    assert len(demonstrations(tasks, sb, look_first=0.0, retry=0.0)) == 1
 
 
 def test_grpo_steps_publish_log_and_resume_exactly(home):
@@ -413,46 +344,6 @@ def test_token_budget_stops_and_publishes(home):
     assert registry.checkpoint_ids("budget") == [s["checkpoint"]] and r["checkpoint"] == s["checkpoint"]
 
 
-def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):
-    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
-    tasks = home / "tasks.jsonl"
-    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
-
-    def run(*args):
-        cmd = [sys.executable, "-m", "iclaw", "train", "sft", "--tasks", str(tasks), "--init", "tiny", *args]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-
-    bad = run("--out", "bad", "--look-first", "2")
-    assert bad.returncode != 0 and "--look-first" in bad.stderr and "Traceback" not in bad.stderr
-    ok = run("--out", "warm", "--steps", "2", "--batch-size", "4", "--look-first", "0.5")
-    assert ok.returncode == 0, ok.stderr
-    assert "published warm" in ok.stdout and registry.is_registered("warm")
-    assert not registry.is_registered("bad")
-    # GRPO's ptx term imitates in the form the warm-up learned (recorded in its checkpoint), and passes it on
-    assert demonstration_format(registry.resolve("warm")) == {"look_first": 0.5, "retry": 0.0}
-    n = len(demonstrations(TASKS, Sandbox(Limits(timeout_s=5)), look_first=0.5, seed=0))
-    assert n > len(TASKS)
-    flags = ["--tasks", str(tasks), "--steps", "1", "--group-size", "2", "--tasks-per-step", "2"]
-    grpo = subprocess.run(
-        [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "warm", "--out", "g", "--sft-coef", "0.5"]
-        + [*flags, "--max-turns", "1", "--db", str(home / "g.db")],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert grpo.returncode == 0, grpo.stderr
-    assert f"ptx: {n} demonstrations (look-first 0.5, retry 0," in " ".join(grpo.stdout.split())
-    assert demonstration_format(registry.resolve("g")) == {"look_first": 0.5, "retry": 0.0}
-
-
-def _metrics_rows(cwd, n: int):
-    """ready() for ctrl_c_when: the run's metrics.jsonl holds at least n steps."""
-
-    def ready(out, err) -> bool:
-        logs = list((cwd / "runs").glob("*/metrics.jsonl"))
-        return bool(logs) and len(logs[0].read_text().splitlines()) >= n
-
-    return ready
-
-
 def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
     """A first Ctrl-C finishes the step, publishes it with its trainer state, exits 130; --resume goes on."""
     _publish_small("start")
@@ -462,7 +353,7 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
     flags = ["--tasks", str(tasks), "--out", "cc", "--group-size", "2", "--tasks-per-step", "2"]
     flags += ["--max-turns", "1", "--save-every", "1000", "--db", str(home / "t.db")]
     grpo = [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "start", *flags]
-    p = ctrl_c_when([*grpo, "--steps", "100000"], _metrics_rows(home, 2), cwd=home, env=env)
+    p = ctrl_c_when([*grpo, "--steps", "100000"], metrics_rows(home, 2), cwd=home, env=env)
     assert p.returncode == 130, p.stderr
     assert "finishing this step" in p.stderr and "Traceback" not in p.stderr
     assert "stopped: interrupted (Ctrl-C)" in p.stdout and "--resume" in p.stdout
@@ -475,20 +366,3 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
     )
     assert again.returncode == 0, again.stderr
     assert load_trainer_state(registry.resolve("cc"))["step"] == step + 1
-
-
-def test_ctrl_c_publishes_sft_where_it_stopped(home):
-    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
-    tasks = home / "tasks.jsonl"
-    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
-    sft = [sys.executable, "-m", "iclaw", "train", "sft", "--tasks", str(tasks), "--init", "tiny"]
-    p = ctrl_c_when(
-        [*sft, "--out", "warm", "--steps", "100000", "--batch-size", "2"],
-        _metrics_rows(home, 2),
-        cwd=home,
-        env=env,
-    )
-    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
-    assert "stopped: interrupted (Ctrl-C)" in p.stdout and "published warm" in p.stdout
-    steps = registry.load("warm", device="cpu")[1]["step"]
-    assert 10 <= steps < 100000  # metrics are logged at step 1 and every 10th
