@@ -8,6 +8,7 @@ import sys
 
 import pytest
 import torch
+from helpers import ECHO_TASKS as TASKS
 from helpers import sampled_tokens_by_step
 from test_distill_loss import WIDE, tiny
 
@@ -15,24 +16,10 @@ from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.checkpoint import load_trainer_state
 from iclaw.store import Store
-from iclaw.tasks import Task, Verifier
+from iclaw.tasks import Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
 from iclaw.train.distill import DistillConfig, run_distill, train_distill
 from iclaw.train.distill_teacher import check_teacher, load_teacher
-
-TASKS = [
-    Task(
-        id=f"echo-{w}",
-        kind="bash",
-        family="cmd-typo",
-        broken=f"ehco {w}",
-        reference=f"echo {w}",
-        error="bash: line 1: ehco: command not found",
-        broken_exit=127,
-    )
-    for w in ("red", "blue", "green", "gold")
-]
-
 
 # ----------------------------------------------------------------------------------------- bad teachers
 
