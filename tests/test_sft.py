@@ -122,3 +122,15 @@ def test_ctrl_c_publishes_sft_where_it_stopped(home):
     assert "stopped: interrupted (Ctrl-C)" in p.stdout and "published warm" in p.stdout
     steps = registry.load("warm", device="cpu")[1]["step"]
     assert 10 <= steps < 100000  # metrics are logged at step 1 and every 10th
+
+
+def test_a_minutes_cap_on_a_step_budget_says_it_stopped_the_run(home):
+    """SFT with both budgets: ending on the minutes cap is reported (the demo warns that its figures will
+    differ); with minutes alone, reaching them is the plan."""
+    demos = demonstrations(TASKS, Sandbox(Limits(timeout_s=5)))
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL))
+    capped = train_sft(m, demos, SFTConfig(steps=10**6, minutes=0.005, amp=False), device=torch.device("cpu"))
+    assert capped["stopped"] == "time budget reached" and 0 < capped["steps"] < 10**6
+    timed = train_sft(m, demos, SFTConfig(steps=None, minutes=0.005, amp=False), device=torch.device("cpu"))
+    assert timed["stopped"] is None and timed["steps"] > 0

@@ -125,6 +125,7 @@ class MetricsLog:
 # ------------------------------------------------------------------------------------------------ Ctrl-C
 
 INTERRUPTED = "interrupted (Ctrl-C)"  # the summary's `stopped` after a first Ctrl-C
+TIME_UP = "time budget reached"  # ... when a --minutes budget (or cap) ran out
 _stop = {"requested": False}
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from iclaw.train.common import INTERRUPTED, stop_on_ctrl_c, stop_requested
+from iclaw.train.common import INTERRUPTED, TIME_UP, stop_on_ctrl_c, stop_requested
 from iclaw.train.runs import console, report_table, write_json
 
 
@@ -78,6 +78,16 @@ def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = Fa
     INTERRUPTED after a first Ctrl-C (see the module docstring)."""
     with stop_on_ctrl_c():
         return _run_demo(cfg, db=db, allow_unsafe=allow_unsafe)
+
+
+def capped(res: dict, phase: str, steps: int, minutes: float, flag: str) -> None:
+    """Say so when a phase's minutes cap ended it before its steps: the run differs from the README's."""
+    if res.get("stopped") == TIME_UP:
+        console.print(
+            f"[yellow]{phase} reached its {minutes:g}-minute cap after {res['steps']} of {steps} steps: this "
+            f"machine is slower than the one the README's figures come from, so they will differ ({flag} "
+            "raises the cap)[/]"
+        )
 
 
 def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
@@ -199,6 +209,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
         sft_res = train_sft(model, demos, sft_cfg, device=dev, progress=progress, log=log.log)
     if sft_res["steps"] == 0:  # Ctrl-C before the first step: an untrained model is not worth a name
         return finish(sft=sft_res)
+    capped(sft_res, "SFT", cfg.sft_steps, cfg.sft_minutes, "--sft-minutes")
     fmt = {"look_first": cfg.look_first, "retry": cfg.retry}  # how the demonstrations looked (sft.py)
     meta = {"source": f"demo:{run_id}", "step": sft_res["steps"], "demonstrations": fmt}
     registry.publish("demo-sft", model, meta=meta)
@@ -263,6 +274,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
         demos=demos,
     )
     published.append("demo")
+    capped(grpo, "GRPO", cfg.grpo_steps, cfg.grpo_minutes, "--grpo-minutes")
     if stop_requested():  # GRPO published where it stopped (trainer.py)
         return finish(sft=sft_res, grpo=grpo)
     reports["demo (GRPO)"] = held_out("demo")

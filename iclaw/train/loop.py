@@ -32,6 +32,7 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.common import (
     INTERRUPTED,
+    TIME_UP,
     MetricsLog,
     all_reduce_sum,
     new_run_id,
@@ -41,8 +42,7 @@ from iclaw.train.common import (
 )
 from iclaw.train.rollout import rollout
 
-TIME_UP = "time budget reached"  # the summary's `stopped` when --minutes ran out
-TOKENS_UP = "token budget reached"  # ... when --max-tokens policy tokens have been sampled
+TOKENS_UP = "token budget reached"  # the summary's `stopped` when --max-tokens policy tokens were sampled
 BUDGETS = (TIME_UP, TOKENS_UP, INTERRUPTED)  # the stops after which the trainer publishes where it is
 
 

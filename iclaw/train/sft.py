@@ -138,7 +138,7 @@ def train_sft(
     """Train in place. Returns {"steps", "seconds", "loss", "tokens", "stopped"}. `progress(advance, **metrics)` and
     `log(step, metrics)` are optional callbacks (live display, metrics table)."""
     from iclaw.model.gpt import autocast
-    from iclaw.train.common import INTERRUPTED, make_optimizer, stop_requested
+    from iclaw.train.common import INTERRUPTED, TIME_UP, make_optimizer, stop_requested
 
     block = model.config.block_size
     examples = [(t[:block], m[:block]) for t, m in examples]
@@ -154,6 +154,7 @@ def train_sft(
             stopped = INTERRUPTED
             break
         if cfg.minutes is not None and time.time() - t0 >= cfg.minutes * 60:
+            stopped = TIME_UP if cfg.steps is not None else None  # a cap on a step budget, not the plan
             break
         if len(order) < cfg.batch_size:
             fresh = list(range(len(examples)))
