@@ -140,9 +140,8 @@ def run_grpo(
         start = registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
-    demos = ptx_demos(
-        cfg.sft_coef, tasks, sandbox, start, cfg.seed
-    )  # before the store: a bad flag writes nothing
+    # before the store: a bad flag writes nothing
+    demos = ptx_demos(cfg.sft_coef, tasks, sandbox, start, cfg.seed)
     with _store(db) as store, stop_on_ctrl_c():
         summary = train_grpo(
             cfg,
