@@ -213,6 +213,30 @@ def test_ablate_beta_starts_every_beta_from_the_same_policy_and_seeds(home):
     assert all(r[3] > 0 for r in rows)  # the ptx term was in every update
 
 
+def test_ctrl_c_stops_the_ablation_after_publishing_the_running_beta(home):
+    env = {**os.environ, "ICLAW_HOME": str(home / "home")}
+    tasks = home / "tasks.jsonl"
+    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
+    _publish_small("start")
+    cmd = [sys.executable, "-m", "iclaw", "ablate", "beta", "--betas", "0,0.04", "--model", "start"]
+    cmd += ["--tasks", str(tasks), "--heldout", str(tasks), "--steps", "100000", "--group-size", "2"]
+    cmd += [
+        "--tasks-per-step",
+        "2",
+        "--max-turns",
+        "1",
+        "--out",
+        str(home / "ab.png"),
+        "--db",
+        str(home / "ab.db"),
+    ]
+    p = ctrl_c_when(cmd, metrics_rows(home, 2), cwd=home, env=env)
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert "the ablation stopped after 0 of 2 β values" in " ".join(p.stdout.split())
+    assert registry.latest_id("ablate-beta-0") is not None  # the running β published where it stopped
+    assert not registry.is_registered("ablate-beta-0p04") and not (home / "ab.png").exists()
+
+
 def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     env = {**os.environ, "ICLAW_HOME": str(home / "home")}
     tasks = home / "tasks.jsonl"

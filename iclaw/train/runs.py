@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iclaw.errors import IclawError
-from iclaw.train.common import INTERRUPTED, interrupted, stop_on_ctrl_c
+from iclaw.train.common import INTERRUPTED, interrupted, stop_on_ctrl_c, stop_requested
 from iclaw.train.setup import safe_sandbox, task_pool
 
 console = Console(highlight=False)
@@ -196,8 +196,8 @@ def run_ablate_beta(
     sandbox = safe_sandbox(allow_unsafe)
     verifier = Verifier(sandbox)
     demos = ptx_demos(sft_coef, tasks, sandbox, start, seed)
-    rows = []
-    with _store(db) as store:
+    rows, stopped = [], False
+    with _store(db) as store, stop_on_ctrl_c():
         for beta in betas:
             name = f"ablate-beta-{beta:g}".replace(".", "p")
             cfg = GRPOConfig(
@@ -216,6 +216,8 @@ def run_ablate_beta(
                 sft_coef=sft_coef,
             )
             s = train_grpo(cfg, tasks, sandbox=sandbox, verifier=verifier, store=store, demos=demos)
+            if stopped := stop_requested():  # a first Ctrl-C: this β stopped early (and published); no row
+                break
             pol = Policy.load(name)
             rep = evaluate(
                 pol,
@@ -250,8 +252,12 @@ def run_ablate_beta(
             r["run_id"],
         )
     console.print(table)
-    _plot({f"β={r['beta']:g}": r["history"] for r in rows}, ["reward_mean", "kl"], out)
-    console.print(f"wrote {out}")
+    if rows:
+        _plot({f"β={r['beta']:g}": r["history"] for r in rows}, ["reward_mean", "kl"], out)
+        console.print(f"wrote {out}")
+    if stopped:
+        console.print(f"Ctrl-C: the ablation stopped after {len(rows)} of {len(betas)} β values")
+        raise KeyboardInterrupt
     return rows
 
 
