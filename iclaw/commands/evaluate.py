@@ -136,7 +136,9 @@ def eval_cmd(
 
 def demo_cmd(
     sft_steps: int = typer.Option(
-        1300, "--sft-steps", help="SFT warm-up steps (a seed gives the same warm-up on every run)."
+        1300,
+        "--sft-steps",
+        help="SFT warm-up steps (a seed gives the same warm-up on every run that fits them in --sft-minutes).",
     ),
     grpo_steps: int = typer.Option(
         26, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
