@@ -375,7 +375,7 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
     tasks = home / "tasks.jsonl"
     tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
     flags = ["--tasks", str(tasks), "--out", "cc", "--group-size", "2", "--tasks-per-step", "2"]
-    flags += ["--max-turns", "1", "--save-every", "1000", "--db", str(home / "t.db")]
+    flags += ["--max-turns", "1", "--save-every", "1000", "--db", str(home / "t.db"), "--sft-coef", "0.5"]
     grpo = [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "start", *flags]
     p = ctrl_c_when([*grpo, "--steps", "100000"], metrics_rows(home, 2), cwd=home, env=env)
     assert p.returncode == 130, p.stderr
@@ -389,4 +389,5 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
         [*grpo, "--resume", "--steps", str(step + 1)], env=env, cwd=home, capture_output=True, text=True
     )
     assert again.returncode == 0, again.stderr
+    assert "ptx: 4 demonstrations (plain" in again.stdout  # from the reference: a checkpoint with no record
     assert load_trainer_state(registry.resolve("cc"))["step"] == step + 1

@@ -102,8 +102,9 @@ def ptx_demos(sft_coef: float, tasks: list, sandbox, start: Path, seed: int) -> 
         fmt = demonstration_format(start)
         single = [t for t in tasks if t.reference and not t.multi_turn]
         demos = demonstrations(single, sandbox, **fmt, seed=seed)
-        how = ", ".join(f"{k.replace('_', '-')} {v:g}" for k, v in fmt.items()) or "plain"
-        console.print(f"ptx: {len(demos)} demonstrations ({how}, as the starting checkpoint's SFT drew them)")
+        how = ", ".join(f"{k.replace('_', '-')} {v:g}" for k, v in fmt.items())
+        how = f"{how}, as the starting checkpoint's SFT drew them" if fmt else "plain: no SFT format recorded"
+        console.print(f"ptx: {len(demos)} demonstrations ({how})")
     check_ptx(sft_coef, demos)
     return demos
 
