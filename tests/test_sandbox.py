@@ -137,6 +137,35 @@ def test_run_many_is_concurrent_and_ordered(sandbox, tmp_path):
     assert sandbox.run_many([]) == []
 
 
+RUN_MANY_THEN_CTRL_C = r"""
+import sys
+from pathlib import Path
+from iclaw.tools.sandbox import Limits, Sandbox
+d = Path(sys.argv[1])
+calls = [("bash", f"echo {i} > started-{i}; sleep 0.5", d) for i in range(40)]
+print("go", flush=True)
+Sandbox(Limits(timeout_s=5), level=sys.argv[2]).run_many(calls, max_workers=2)
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_ctrl_c_in_run_many_starts_no_more_calls(level, tmp_path):
+    """Ctrl-C while 40 calls wait for 2 workers: the running ones finish, the queued ones never start."""
+    import signal
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", RUN_MANY_THEN_CTRL_C, str(tmp_path), level]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "go\n"
+    while len(list(tmp_path.glob("started-*"))) < 2:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode != 0 and "KeyboardInterrupt" in err
+    assert 2 <= len(list(tmp_path.glob("started-*"))) <= 6  # 40 without the cancel
+
+
 def test_bad_input_raises_iclaw_error(sandbox, tmp_path):
     with pytest.raises(IclawError, match="unknown tool"):
         sandbox.run("ruby", "puts 1", tmp_path)

@@ -183,9 +183,12 @@ class Sandbox:
         if not calls:
             return []
         workers = max(1, min(max_workers or 8, len(calls)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="iclaw-sandbox") as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="iclaw-sandbox")
+        try:
             futures = [pool.submit(self.run, *call) for call in calls]
             return [f.result() for f in futures]
+        finally:  # on Ctrl-C the calls already running finish (each within its timeout); queued ones never start
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def require_safe(sandbox: Sandbox, allow_unsafe: bool) -> None:

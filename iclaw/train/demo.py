@@ -13,6 +13,7 @@
 
 A first Ctrl-C ends the phase that is running at its next step (a training phase publishes where it stopped,
 an evaluation finishes), skips the rest and writes summary.json with what was done; a second stops at once.
+During task generation, before anything is trained, Ctrl-C stops the demo at once.
 
 What reward can teach and imitation cannot: families whose fix needs information the prompt does not hold
 (`ls` first, then use the real file name) and outcome-only families (a check, no reference fix). There are
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -76,8 +78,8 @@ class DemoConfig:
 def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = False) -> dict:
     """The demo, start to end. Returns the summary (also written to `out_dir`/summary.json); its `stopped` is
     INTERRUPTED after a first Ctrl-C (see the module docstring)."""
-    with stop_on_ctrl_c():
-        return _run_demo(cfg, db=db, allow_unsafe=allow_unsafe)
+    with ExitStack() as graceful:  # _run_demo enters stop_on_ctrl_c() once there is something to keep
+        return _run_demo(cfg, db=db, allow_unsafe=allow_unsafe, graceful=graceful)
 
 
 def capped(res: dict, phase: str, steps: int, minutes: float, flag: str) -> None:
@@ -90,7 +92,7 @@ def capped(res: dict, phase: str, steps: int, minutes: float, flag: str) -> None
         )
 
 
-def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
+def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful: ExitStack) -> dict:
     from iclaw.agent.episode import EpisodeConfig
     from iclaw.agent.evaluate import evaluate
     from iclaw.agent.policy import Policy
@@ -116,6 +118,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
 
     # 1. tasks --------------------------------------------------------------------------------------------
     fams = list(FAMILIES)
+
     with live_progress(len(fams) * (cfg.train_per_family + cfg.heldout_per_family), "tasks") as progress:
         train = generate(
             cfg.train_per_family * len(fams),
@@ -139,6 +142,8 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
         f"multi-turn or outcome-only: {', '.join(hard)}"
     )
 
+    # from here on a first Ctrl-C ends the running phase and keeps what it trained (until here it stops at once)
+    graceful.enter_context(stop_on_ctrl_c())
     reports: dict = {}  # held-out evaluations, in the order they ran
     published: list[str] = []
 
@@ -187,9 +192,6 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool) -> dict:
                 f"total {summary['seconds'] / 60:.1f} min. Summary: {out / 'summary.json'}"
             )
         return summary
-
-    if stop_requested():
-        return finish()
 
     # 2. SFT on the single-turn demonstrations that exist ---------------------------------------------------
     single = [t for t in train if t.reference and not t.multi_turn]
