@@ -118,7 +118,6 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
 
     # 1. tasks --------------------------------------------------------------------------------------------
     fams = list(FAMILIES)
-
     with live_progress(len(fams) * (cfg.train_per_family + cfg.heldout_per_family), "tasks") as progress:
         train = generate(
             cfg.train_per_family * len(fams),
