@@ -155,6 +155,11 @@ def demo_cmd(
     sft_coef: float = typer.Option(
         1.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
     ),
+    curriculum: bool = typer.Option(
+        True,
+        "--curriculum/--no-curriculum",
+        help="GRPO draws tasks more often from families whose groups have had reward variance.",
+    ),
     seed: int = typer.Option(0, "--seed"),
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Where task files and summary.json go."),
     db: Path | None = DB,
@@ -174,6 +179,7 @@ def demo_cmd(
         heldout_per_family=heldout_per_family,
         beta=beta,
         sft_coef=sft_coef,
+        curriculum=curriculum,
         seed=seed,
         out_dir=str(out),
     )

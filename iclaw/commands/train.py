@@ -106,6 +106,12 @@ def grpo_cmd(
     filter_zero_variance: bool = typer.Option(
         False, "--filter-zero-variance", help="Drop groups whose rewards are all equal."
     ),
+    curriculum: bool = typer.Option(
+        False,
+        "--curriculum",
+        help="Draw tasks in proportion to how often their family's groups had reward variance so far "
+        "(groups whose rewards all agree teach nothing); every family keeps a small chance.",
+    ),
     group_size: int = typer.Option(8, "--group-size", help="Episodes per task (G)."),
     tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
     steps: int = typer.Option(50, "--steps"),
@@ -150,6 +156,7 @@ def grpo_cmd(
         loss_agg=loss_agg,
         scale_rewards=scale_rewards,
         filter_zero_variance=filter_zero_variance,
+        curriculum=curriculum,
         ppo_epochs=ppo_epochs,
         temperature=temperature,
         max_turns=max_turns,

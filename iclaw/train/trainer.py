@@ -1,7 +1,8 @@
 """The GRPO trainer: roll out, reward, update, publish — one visible loop.
 
     for step:
-        tasks    <- sample tasks_per_step tasks (this rank's share of them under torchrun)
+        tasks    <- sample tasks_per_step tasks (this rank's share of them under torchrun; --curriculum
+                    draws more often from families whose groups have had reward variance)
         episodes <- G episodes per task, multi-turn, tools in the sandbox, judged by the verifier
         A        <- group_advantages(rewards)                     (iclaw/train/grpo.py)
         logp_old <- the policy's log-probs of its own tokens, before the update
@@ -33,7 +34,7 @@ import torch
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss
-from iclaw.train.loop import OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.loop import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import (
     Batch,
     Scorer,
@@ -59,6 +60,7 @@ class GRPOConfig:
     loss_agg: str = "token-mean"
     scale_rewards: str = "group"
     filter_zero_variance: bool = False
+    curriculum: bool = False  # draw tasks by how often their family's groups had reward variance (loop.py)
     ppo_epochs: int = 1
     micro_batch: int = 32  # rows per forward/backward (memory); the update is over the whole batch
     grad_clip: float = 1.0
@@ -252,6 +254,9 @@ def train_grpo(
         run_id=run_id,
     )
     last_ckpt = policy.ckpt_id if resume else f"{cfg.model} (the starting policy)"
+    curriculum = FamilyCurriculum([t.family for t in tasks]) if cfg.curriculum else None
+    if curriculum is not None and trainer_state is not None and "curriculum" in trainer_state:
+        curriculum.load_state_dict(trainer_state["curriculum"])
 
     # the reference's demonstration format goes forward, so that a GRPO run started from this one imitates
     # (ptx) in the same form
@@ -260,7 +265,10 @@ def train_grpo(
         meta["demonstrations"] = fmt
 
     def publish(step: int) -> str:
-        return run.publish(step, model, opt, state={"reference": ref_source}, meta=meta)
+        state = {"reference": ref_source}
+        if curriculum is not None:
+            state["curriculum"] = curriculum.state_dict()
+        return run.publish(step, model, opt, state=state, meta=meta)
 
     # the bar counts steps; a wall-clock budget (--minutes) may end the run before the bar is full
     cap = f" (at most {cfg.minutes:g} min)" if cfg.minutes is not None else ""
@@ -273,7 +281,8 @@ def train_grpo(
                 break
             # roll out: G episodes per task, tools in the sandbox, judged by the verifier
             t0 = time.time()
-            eps = run.rollout(policy, tasks, step, sandbox, verifier)
+            weights = curriculum.weights(tasks) if curriculum is not None else None
+            eps = run.rollout(policy, tasks, step, sandbox, verifier, weights)
             t_rollout = time.time() - t0
             run.record_episodes(eps, step, source="rollout", checkpoint=policy.ckpt_id)
 
@@ -281,6 +290,9 @@ def train_grpo(
             rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
             adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
             grp = rewards.view(-1, cfg.group_size)
+            if curriculum is not None:
+                families = [e.task.family for e in eps[:: cfg.group_size]]  # one per group
+                curriculum.update(families, rewards, cfg.group_size, dev)
             m = {
                 "reward_mean": rewards.mean().item(),
                 "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
