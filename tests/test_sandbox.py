@@ -138,9 +138,11 @@ def test_run_many_is_concurrent_and_ordered(sandbox, tmp_path):
 
 
 RUN_MANY_THEN_CTRL_C = r"""
-import sys
+import signal, sys
 from pathlib import Path
 from iclaw.tools.sandbox import Limits, Sandbox
+# Python's own Ctrl-C handler even when started from a background job, which inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 d = Path(sys.argv[1])
 calls = [("bash", f"echo {i} > started-{i}; sleep 0.5", d) for i in range(40)]
 print("go", flush=True)
