@@ -156,8 +156,8 @@ def demo_cmd(
         1.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
     ),
     curriculum: bool = typer.Option(
-        True,
-        "--curriculum/--no-curriculum",
+        False,
+        "--curriculum",
         help="GRPO draws tasks more often from families whose groups have had reward variance.",
     ),
     seed: int = typer.Option(0, "--seed"),

@@ -5,9 +5,8 @@
             output, <|done|>; some with `ls` or a failed attempt first)              → registry `demo-sft`
     eval    held-out pass@1 of demo-sft (greedy, multi-turn, verifier in fresh fixtures)
     GRPO    β = 0.04, 3 turns, reward = the verifier, on the multi-turn / outcome-only train tasks and half
-            as many single-turn ones, drawn more often from families whose groups have had reward variance;
-            each update also imitates a batch of the warm-up's demonstrations (PPO-ptx) so the single-turn
-            skills are not traded away                                             → registry `demo`
+            as many single-turn ones; each update also imitates a batch of the warm-up's demonstrations
+            (PPO-ptx) so the single-turn skills are not traded away               → registry `demo`
     eval    held-out pass@1 of demo
     control SFT continued from demo-sft for the same wall time as GRPO, on every demonstration there is
             (including the single-turn references of the multi-turn families)        → registry `demo-sft-control`
@@ -60,10 +59,10 @@ class DemoConfig:
     filter_zero_variance: bool = (
         True  # groups whose rewards are all equal carry no advantage: skip their update
     )
-    # draw GRPO's tasks by how often their family's groups had reward variance (loop.FamilyCurriculum): from
-    # the seed-0 warm-up, 26 steps trained 24.9 and 29.2 rows a step instead of 22.5 and 21.5 (seeds 0, 1),
-    # held-out 41.2 / 16.7 and 40.7 / 13.3 (overall / hard) against 39.8 / 18.3 and 39.4 / 5.0
-    curriculum: bool = True
+    # off: drawing GRPO's tasks by how often their family's groups had reward variance (loop.FamilyCurriculum)
+    # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 21.5) but did not score better: full demos
+    # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (README)
+    curriculum: bool = False
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
     temperature: float = 1.0
     # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (trainer.py). Without it
