@@ -60,7 +60,7 @@ class DemoConfig:
         True  # groups whose rewards are all equal carry no advantage: skip their update
     )
     # off: drawing GRPO's tasks by how often their family's groups had reward variance (loop.FamilyCurriculum)
-    # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 21.5) but did not score better: full demos
+    # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 25.8) but did not score better: full demos
     # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (README)
     curriculum: bool = False
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
