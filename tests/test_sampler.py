@@ -97,3 +97,21 @@ def test_policy_samples_from_a_packed_copy_and_greedy_is_unchanged():
         m.lm_head.weight.mul_(-1)  # an "update": sync must rebuild the copy from the new weights
     pol.sync()
     assert pol.sample(PROMPTS, 20, temperature=0).tokens == generate(m, PROMPTS, 20, temperature=0).tokens
+
+
+def test_bf16_only_where_the_cpu_multiplies_it_in_hardware(monkeypatch):
+    """Without bf16 hardware (an AVX2-only CPU) bf16 autocast ran a tiny-model SFT step 18x slower than fp32,
+    so autocast and the sampling copy fall back to fp32 there; with it they use bf16."""
+    import iclaw.model.gpt as gpt
+    from iclaw.agent.policy import Policy, _sampling_dtype
+
+    for has_bf16, dtype in ((False, torch.float32), (True, torch.bfloat16)):
+        monkeypatch.setattr(gpt, "cpu_has_bf16", lambda h=has_bf16: h)
+        assert gpt.bf16_supported("cpu") is has_bf16
+        with gpt.autocast("cpu"):
+            y = torch.nn.Linear(8, 8)(torch.randn(2, 8))
+        assert y.dtype == dtype
+        assert _sampling_dtype(torch.device("cpu")) == dtype  # the dtype of the policy's sampling copy
+    monkeypatch.setattr(gpt, "cpu_has_bf16", lambda: False)
+    assert Policy(_model(), device="cpu").sample_dtype == torch.float32
+    assert not gpt.bf16_supported("meta")  # neither CUDA nor a CPU

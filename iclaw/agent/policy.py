@@ -1,7 +1,7 @@
 """A loaded policy: the model, where it came from (registry name + checkpoint id), and hot-reload.
 
-Sampling runs on a copy of the weights in bf16 where the device supports it: on CPU and GPU the 50k-wide
-head and the matmuls are memory-bound at small batch, so half-width weights roughly double tokens/s. On CPU
+Sampling runs on a copy of the weights in bf16 where the device has fast bf16 (gpt.bf16_supported): there the
+50k-wide head and the matmuls are memory-bound at small batch, so half-width weights roughly double tokens/s. On CPU
 the copy's linear weights are also prepacked for oneDNN once, instead of on every call. The trainer keeps
 fp32 master weights and rebuilds the copy after each update (`sync`).
 """
@@ -13,16 +13,12 @@ from pathlib import Path
 
 import torch
 
-from iclaw.model.gpt import GPT, default_device
+from iclaw.model.gpt import GPT, bf16_supported, default_device
 from iclaw.model.sampler import Samples, generate
 
 
 def _sampling_dtype(device: torch.device) -> torch.dtype:
-    if device.type == "cuda" and torch.cuda.is_bf16_supported():
-        return torch.bfloat16
-    if device.type == "cpu":
-        return torch.bfloat16
-    return torch.float32
+    return torch.bfloat16 if bf16_supported(device) else torch.float32
 
 
 class Policy:

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from iclaw.errors import IclawError
-from iclaw.model.gpt import GPT, autocast, preset
+from iclaw.model.gpt import GPT, autocast, bf16_supported, preset
 from iclaw.train.common import INTERRUPTED, stop_requested
 from iclaw.train.data import Batches, open_split
 from iclaw.train.muon import configure_optimizers
@@ -97,8 +97,8 @@ def measure_peak_flops(device: torch.device, dtype: torch.dtype, seconds: float 
 
 
 def amp_dtype(device: torch.device, enabled: bool) -> torch.dtype:
-    """The dtype the matmuls run in under iclaw.model.gpt.autocast (bf16 on CPU and bf16-capable CUDA)."""
-    if enabled and (device.type == "cpu" or (device.type == "cuda" and torch.cuda.is_bf16_supported())):
+    """The dtype the matmuls run in under iclaw.model.gpt.autocast (bf16 where gpt.bf16_supported)."""
+    if enabled and bf16_supported(device):
         return torch.bfloat16
     return torch.float32
 
