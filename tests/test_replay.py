@@ -158,3 +158,6 @@ def test_doctor(tmp_path, monkeypatch):
     assert r.exit_code == 0
     for text in ("sandbox", "torch", "store", "ICLAW_HOME", str(tmp_path / "home"), "self-test"):
         assert text in r.output
+    from iclaw.model.gpt import bf16_supported, default_device
+
+    assert ("bf16 autocast" if bf16_supported(default_device()) else "fp32 (no fast bf16 here)") in r.output
