@@ -12,7 +12,7 @@
         publish a checkpoint every save_every steps (atomic; `latest` pointer for hot-reload)
 
 logp_old: the sampler returns the log-prob of every token it drew, but it samples from a bf16 copy of the
-weights for speed. The ratio exp(logp_new - logp_old) must be exactly 1 before the first update, or clipping
+weights for speed where bf16 is fast (gpt.bf16_supported). The ratio exp(logp_new - logp_old) must be exactly 1 before the first update, or clipping
 acts on numerical noise, so logp_old comes from the trainer's own forward (as in TRL and verl): with one PPO
 epoch it is the update's forward itself, detached; with several, one no-grad forward before the first. The
 gap to the sampler's log-probs is logged as `sampler_logp_gap`. All log-probs — policy, old, reference, and
