@@ -6,7 +6,8 @@
 The job, on both sides: 2 tasks (prompts) per step x G=8 samples, at most 32 new tokens, one turn, reward 1 iff
 iclaw's Verifier passes the sampled command in a fresh fixture (the same sandbox and verifier on both sides),
 KL beta 0.04 against a frozen reference copy, lr 1e-4, one optimizer step per batch, CPU, bf16 autocast on
-both sides by default (`--precision fp32` turns it off; iclaw's sampler always uses its bf16 weight copy).
+both sides where the CPU has bf16 hardware and fp32 elsewhere (`--precision auto`, the default; bf16 or fp32
+forces one; iclaw's sampler uses its bf16 weight copy only where bf16 is fast).
 TRL runs without vLLM, with gradient checkpointing off (TRL's default is on; iclaw has none) and dropout 0.
 
 Random weights (speed does not depend on them) — but a random policy never writes a well-formed tool call, so
@@ -164,7 +165,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", default="tiny")
     ap.add_argument("--steps", type=int, default=3, help="measured steps per side (after one warm-up step)")
-    ap.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
+    ap.add_argument(
+        "--precision",
+        choices=["auto", "bf16", "fp32"],
+        default="auto",
+        help="auto: bf16 where the CPU multiplies it in hardware (emulated bf16 is many times slower), else fp32",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--prime-steps",
@@ -174,6 +180,10 @@ def main() -> None:
     )
     ap.add_argument("--prime-lr", type=float, default=1e-3)
     args = ap.parse_args()
+    if args.precision == "auto":
+        from iclaw.model.gpt import bf16_supported
+
+        args.precision = "bf16" if bf16_supported("cpu") else "fp32"
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-grpo-trl-"))
     atexit.register(shutil.rmtree, tmp, True)  # the HF copy of a 124m model is 500 MB
