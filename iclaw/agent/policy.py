@@ -1,9 +1,9 @@
 """A loaded policy: the model, where it came from (registry name + checkpoint id), and hot-reload.
 
-Sampling runs on a copy of the weights in bf16 where the device has fast bf16 (gpt.bf16_supported): there the
-50k-wide head and the matmuls are memory-bound at small batch, so half-width weights roughly double tokens/s. On CPU
-the copy's linear weights are also prepacked for oneDNN once, instead of on every call. The trainer keeps
-fp32 master weights and rebuilds the copy after each update (`sync`).
+Sampling runs on a copy of the weights in bf16 where the device has fast bf16 (gpt.bf16_supported): there
+the 50k-wide head and the matmuls are memory-bound at small batch, so half-width weights roughly double
+tokens/s. On CPU the copy's linear weights are also prepacked for oneDNN once, instead of on every call. The
+trainer keeps fp32 master weights and rebuilds the copy after each update (`sync`).
 """
 
 from __future__ import annotations

@@ -11,13 +11,14 @@
                                   (+ sft_coef · NLL of a batch of demonstrations: PPO-ptx, off by default)
         publish a checkpoint every save_every steps (atomic; `latest` pointer for hot-reload)
 
-logp_old: the sampler returns the log-prob of every token it drew, but it samples from a bf16 copy of the
-weights for speed where bf16 is fast (gpt.bf16_supported). The ratio exp(logp_new - logp_old) must be exactly 1 before the first update, or clipping
-acts on numerical noise, so logp_old comes from the trainer's own forward (as in TRL and verl): with one PPO
-epoch it is the update's forward itself, detached; with several, one no-grad forward before the first. The
-gap to the sampler's log-probs is logged as `sampler_logp_gap`. All log-probs — policy, old, reference, and
-so the ratio and the KL — are taken under softmax(logits / temperature), the distribution the sampler drew
-from (as TRL and verl do); at temperature 1 that is the model itself.
+logp_old: the sampler returns the log-prob of every token it drew, but where bf16 is fast (gpt.bf16_supported)
+it samples from a bf16 copy of the weights for speed. The ratio exp(logp_new - logp_old) must be exactly 1
+before the first update, or clipping acts on numerical noise, so logp_old comes from the trainer's own forward
+(as in TRL and verl): with one PPO epoch it is the update's forward itself, detached; with several, one
+no-grad forward before the first. The gap to the sampler's log-probs is logged as `sampler_logp_gap`. All
+log-probs — policy, old, reference, and so the ratio and the KL — are taken under softmax(logits /
+temperature), the distribution the sampler drew from (as TRL and verl do); at temperature 1 that is the model
+itself.
 
 The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
 `sampled_tokens`) is shared with on-policy distillation: iclaw/train/loop.py.
