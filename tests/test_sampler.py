@@ -37,6 +37,22 @@ def test_left_padding_does_not_change_a_row():
         assert alone.tokens[0] == batch.tokens[i]
 
 
+def test_chunked_prefill_matches_rows_alone():
+    # more rows than one prefill chunk, lengths shuffled: each chunk is cut to its own longest prompt
+    import random
+
+    from iclaw.model.sampler import PREFILL_ROWS
+
+    m = _model()
+    rng = random.Random(0)
+    prompts = [[rng.randrange(50257) for _ in range(rng.randint(1, 60))] for _ in range(2 * PREFILL_ROWS + 5)]
+    batch = generate(m, prompts, 6, temperature=0)
+    for i in (0, 7, PREFILL_ROWS + 3, len(prompts) - 1):
+        alone = generate(m, [prompts[i]], 6, temperature=0)
+        assert alone.tokens[0] == batch.tokens[i]
+        assert torch.allclose(torch.tensor(alone.logprobs[0]), torch.tensor(batch.logprobs[i]), atol=1e-4)
+
+
 def test_seeded_sampling_reproduces_and_logprobs_are_consistent():
     m = _model()
     s1 = generate(m, PROMPTS, 16, temperature=0.8, seed=7)

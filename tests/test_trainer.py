@@ -119,6 +119,31 @@ def test_observation_and_prompt_tokens_get_no_gradient():
         assert emb.grad[tok].abs().sum() == 0
 
 
+def test_micro_batches_cut_to_their_own_rows_give_the_full_batch_gradient():
+    """Rows of very different lengths, micro-batches of 2: each micro-batch is trimmed to its longest row
+    (Batch.trim), and the gradient is the one the untrimmed, single micro-batch update computes."""
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL))
+    g = torch.Generator().manual_seed(2)
+    lens = [12, 40, 9, 25, 33]
+    seqs = [torch.randint(100, 1000, (n,), generator=g).tolist() for n in lens]
+    masks = [[0] * 5 + [1] * (n - 8) + [0] * 3 for n in lens]  # trailing observation tokens: no gradient
+    b = collate(seqs, masks)
+    assert b.lengths().tolist() == [n - 3 for n in lens]
+    assert b.rows(slice(0, 1)).trim().idx.shape == (1, lens[0] - 3)
+    adv = torch.tensor([1.0, -0.5, 0.25, -1.0, 0.5])
+    logp_ref = torch.randn(b.mask.shape, generator=g) * 0.1 - 3.0
+    opt = torch.optim.SGD(m.parameters(), lr=0.0)
+
+    def grads(micro_batch: int) -> list[torch.Tensor]:
+        cfg = GRPOConfig(beta=0.04, amp=False, grad_clip=1e9, micro_batch=micro_batch)
+        grpo_update(m, opt, b, adv, None, logp_ref, cfg, device=torch.device("cpu"))
+        return [p.grad.clone() for p in m.parameters()]
+
+    for a, c in zip(grads(8), grads(2)):
+        assert torch.allclose(a, c, atol=1e-6)
+
+
 def test_the_update_scores_tokens_at_the_temperature_they_were_sampled_at():
     """At --temperature 0.7 the ratio and the KL compare softmax(logits / 0.7) distributions: the update's
     log-probs of the sampled tokens equal the sampler's own, and scoring at temperature 1 would not."""

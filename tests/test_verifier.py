@@ -242,3 +242,23 @@ def test_nondeterministic_reference_and_empty_candidate(verifier):
     t = Task(id="rand", kind="bash", family="custom", broken="ech", reference="echo $RANDOM$RANDOM")
     assert not verifier.verify(t, "echo $RANDOM$RANDOM").passed
     assert verifier.verify(t, "").reason == "empty candidate"
+
+
+def test_a_repeated_candidate_runs_once_and_gets_its_own_verdict(sandbox, tasks):
+    runs: list[str] = []
+
+    class Counting(Sandbox):  # the real sandbox, counting what it is asked to run
+        def run_many(self, calls, max_workers=None):
+            runs.extend(c[1] for c in calls)
+            return super().run_many(calls, max_workers=max_workers)
+
+    v = Verifier(Counting(sandbox.limits))
+    t, out = pick(tasks, "cmd-typo"), pick(tasks, "mkdir-outcome")
+    pairs = [(t, t.reference)] * 4 + [(t, t.broken)] * 2 + [(out, out.solution)] * 3 + [(out, "true")]
+    verdicts = v.verify_many(pairs)
+    assert [x.passed for x in verdicts] == [True] * 4 + [False] * 2 + [True] * 3 + [False]
+    # the reference once (then cached), each distinct candidate once, the test after each outcome candidate
+    assert sorted(runs) == sorted(
+        [t.reference, t.reference, t.broken, out.solution, "true", out.test, out.test]
+    )
+    assert len({id(x) for x in verdicts}) == len(verdicts)  # copies: changing one changes no other

@@ -161,6 +161,9 @@ def demo_cmd(
         help="GRPO draws tasks more often from families whose groups have had reward variance.",
     ),
     seed: int = typer.Option(0, "--seed"),
+    family: list[str] = typer.Option(
+        None, "--family", "-f", help="Only these task families (repeatable; default: all)."
+    ),
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Where task files and summary.json go."),
     db: Path | None = DB,
     unsafe_no_sandbox: bool = UNSAFE,
@@ -181,6 +184,7 @@ def demo_cmd(
         sft_coef=sft_coef,
         curriculum=curriculum,
         seed=seed,
+        families=tuple(family) if family else None,
         out_dir=str(out),
     )
     interrupted(run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox))  # exit 130 after a Ctrl-C

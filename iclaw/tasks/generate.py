@@ -120,9 +120,12 @@ class _FamilyDraw:
         return len(self.kept) >= self.n
 
     def draw(self) -> list[Task]:
-        """Candidates for the next round: half as many again as still needed (some get dropped)."""
+        """Candidates for the next round: a tenth more than still needed. The filter keeps 90-100 % of every
+        family's candidates (19 x 40 train tasks: 1,102 of 1,140), so a short round is topped up by the next;
+        the tasks kept are the stream's first accepted ones whatever the round sizes."""
         batch: list[Task] = []
-        want = max(4, (self.n - len(self.kept)) * 3 // 2)
+        need = self.n - len(self.kept)
+        want = max(4, need + need // 10 + 1)
         while len(batch) < want and self.draws < self.max_draws:
             self.draws += 1
             try:

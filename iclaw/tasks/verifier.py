@@ -15,6 +15,7 @@ Everything runs through Sandbox.run_many, so a GRPO step's 64 candidates verify 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -102,11 +103,20 @@ class Verifier:
         return self.verify_many([(task, candidate)])[0]
 
     def verify_many(self, pairs: list[tuple[Task, str]]) -> list[Verdict]:
+        # A candidate repeated for the same task runs once: the GRPO group of a task the policy has learned
+        # writes the same fix eight times (255 fixes in four demo rollout steps, 153 of them distinct).
+        first: dict[tuple[int, str], int] = {}  # (the task object, the candidate) -> its slot
+        for task, candidate in pairs:
+            first.setdefault((id(task), candidate), len(first))
+        unique: list[tuple[Task, str]] = [None] * len(first)  # type: ignore[list-item]
+        for task, candidate in pairs:
+            unique[first[(id(task), candidate)]] = (task, candidate)
         root = Path(tempfile.mkdtemp(prefix="iclaw-verify-"))
         try:
-            return self._verify_many(pairs, root)
+            verdicts = self._verify_many(unique, root)
         finally:
             _rmtree(root)
+        return [copy.copy(verdicts[first[(id(t), c)]]) for t, c in pairs]
 
     def _fresh_dir(self, root: Path, name: str, task: Task) -> Path:
         d = root / name

@@ -75,6 +75,7 @@ class DemoConfig:
     look_first: float = 0.75
     retry: float = 0.25
     seed: int = 0
+    families: tuple[str, ...] | None = None  # None: every generated family
     out_dir: str = "runs/demo"
     preset: str = "tiny"
 
@@ -103,13 +104,17 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     from iclaw.model import registry
     from iclaw.model.gpt import GPT, default_device, preset
     from iclaw.store import Store
-    from iclaw.tasks import FAMILIES, Verifier, generate, save_tasks
+    from iclaw.tasks import Verifier, generate, save_tasks
+    from iclaw.tasks.generate import resolve_families
     from iclaw.train.common import MetricsLog, live_progress, new_run_id
     from iclaw.train.setup import safe_sandbox
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
     from iclaw.train.trainer import GRPOConfig, train_grpo
 
     t_start = time.time()
+    fams = [
+        f.name for f in resolve_families(list(cfg.families) if cfg.families else None)
+    ]  # before any write
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sandbox = safe_sandbox(allow_unsafe)
@@ -121,12 +126,12 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     )
 
     # 1. tasks --------------------------------------------------------------------------------------------
-    fams = list(FAMILIES)
     with live_progress(len(fams) * (cfg.train_per_family + cfg.heldout_per_family), "tasks") as progress:
         train = generate(
             cfg.train_per_family * len(fams),
             split="train",
             seed=cfg.seed,
+            families=fams,
             sandbox=sandbox,
             progress=lambda n=1: progress(n),
         )
@@ -134,6 +139,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
             cfg.heldout_per_family * len(fams),
             split="heldout",
             seed=cfg.seed,
+            families=fams,
             sandbox=sandbox,
             progress=lambda n=1: progress(n),
         )

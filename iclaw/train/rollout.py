@@ -28,6 +28,17 @@ class Batch:
     def rows(self, sel) -> Batch:
         return Batch(self.idx[sel], self.mask[sel], self.sampler_logp[sel])
 
+    def lengths(self) -> torch.Tensor:
+        """(B,) tokens each row needs: up to and including its last policy token (0 if it has none)."""
+        t = torch.arange(1, self.mask.size(1) + 1, device=self.mask.device)
+        return ((self.mask > 0) * (t + 1)).amax(dim=1)
+
+    def trim(self) -> Batch:
+        """The same rows without the columns after every row's last policy token: nothing is trained there,
+        and a causal model's log-probs before them do not depend on them."""
+        T = max(2, int(self.lengths().max()))
+        return Batch(self.idx[:, :T], self.mask[:, : T - 1], self.sampler_logp[:, : T - 1])
+
 
 def collate(seqs: list[list[int]], masks: list[list[int]], logps: list[list[float]] | None = None) -> Batch:
     T = max(len(s) for s in seqs)

@@ -53,6 +53,10 @@ class SFTConfig:
     grad_clip: float = 1.0
     seed: int = 0
     amp: bool = True  # bf16 autocast where supported
+    # Batches of similar length: each window of length_window x batch_size shuffled examples is sorted by length
+    # and cut into batches, and the batches are shuffled. Demonstrations run from 43 to 384 tokens (median
+    # 112), so random batches of 16 are padded to twice their real tokens; 1 turns the grouping off.
+    length_window: int = 32
 
 
 def demonstrations(
@@ -146,7 +150,7 @@ def train_sft(
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
     model.train()
     t0, step, tokens, ema, stopped = time.time(), 0, 0, None, None
-    order: list[int] = []
+    order: list[list[int]] = []  # the batches still to train on, this pass over the examples
     while True:
         if cfg.steps is not None and step >= cfg.steps:
             break
@@ -156,11 +160,11 @@ def train_sft(
         if cfg.minutes is not None and time.time() - t0 >= cfg.minutes * 60:
             stopped = TIME_UP if cfg.steps is not None else None  # a cap on a step budget, not the plan
             break
-        if len(order) < cfg.batch_size:
-            fresh = list(range(len(examples)))
-            rng.shuffle(fresh)
-            order += fresh
-        batch_ids, order = order[: cfg.batch_size], order[cfg.batch_size :]
+        if not order:
+            order = length_grouped_batches(
+                [len(t) for t, _ in examples], cfg.batch_size, cfg.length_window, rng
+            )
+        batch_ids = order.pop()
         b = collate([examples[i][0] for i in batch_ids], [examples[i][1] for i in batch_ids]).to(device)
         lr = _lr(step, cfg, time.time() - t0)
         for g in opt.param_groups:
@@ -184,6 +188,23 @@ def train_sft(
                 progress(1, loss=ema)
     model.eval()
     return {"steps": step, "seconds": time.time() - t0, "loss": ema, "tokens": tokens, "stopped": stopped}
+
+
+def length_grouped_batches(
+    lengths: list[int], batch_size: int, window: int, rng: random.Random
+) -> list[list[int]]:
+    """One pass over all examples as batches of indices, each of similar lengths, in random order."""
+    ids = list(range(len(lengths)))
+    rng.shuffle(ids)
+    span = batch_size * max(1, window)
+    batches = []
+    for w in range(0, len(ids), span):
+        chunk = ids[w : w + span]
+        if window > 1:
+            chunk.sort(key=lambda i: lengths[i])
+        batches += [chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
 
 
 def _lr(step: int, cfg: SFTConfig, elapsed: float = 0.0) -> float:

@@ -113,8 +113,8 @@ def grpo_update(
     opt.zero_grad(set_to_none=True)
     model.train()
     for i in range(n_mb):
-        sl = slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)
-        mb = batch.rows(sl)
+        mb = batch.rows(slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)).trim()
+        sl = (slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch), slice(0, mb.mask.size(1)))
         share = (
             (mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0)))
             * world
@@ -131,7 +131,7 @@ def grpo_update(
                 logp_new,
                 old,
                 None if logp_ref is None else logp_ref[sl],
-                adv[sl],
+                adv[sl[0]],
                 mb.mask,
                 eps=cfg.eps,
                 beta=cfg.beta,
@@ -312,7 +312,9 @@ def train_grpo(
             sel = keep.nonzero().flatten().to(dev)
             stats: dict = {}
             if sel.numel() > 0:  # (with --filter-zero-variance every group may be uninformative)
-                batch = batch.rows(sel)
+                # shortest first, so that each micro-batch is cut to its own longest row (Batch.trim)
+                sel = sel[batch.lengths()[sel].argsort(stable=True)]
+                batch = batch.rows(sel).trim()
                 adv_sel = adv.to(dev)[sel]
                 T = cfg.temperature  # scored under softmax(logits / T): what the sampler drew from
                 with torch.no_grad(), _amp(dev, cfg.amp):
