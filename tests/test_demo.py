@@ -71,3 +71,12 @@ def test_demo_cli_defaults_are_the_demo_config():
     assert len(shared) >= 8
     for name in shared:
         assert params[name].default.default == getattr(cfg, name), name
+
+
+def test_an_unknown_family_is_one_error_before_anything_is_written(tmp_path):
+    env = {**os.environ, "ICLAW_HOME": str(tmp_path / "home")}
+    p = subprocess.run(_demo(tmp_path, "-f", "wrong-file", "-f", "no-such-family"), capture_output=True,
+                       text=True, env=env, cwd=tmp_path)  # fmt: skip
+    assert p.returncode == 2 and "--family: unknown family 'no-such-family'" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "demo.db").exists()

@@ -112,9 +112,8 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     from iclaw.train.trainer import GRPOConfig, train_grpo
 
     t_start = time.time()
-    fams = [
-        f.name for f in resolve_families(list(cfg.families) if cfg.families else None)
-    ]  # before any write
+    # an unknown family name is an error before anything is written
+    fams = [f.name for f in resolve_families(list(cfg.families) if cfg.families else None)]
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sandbox = safe_sandbox(allow_unsafe)

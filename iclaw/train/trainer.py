@@ -113,8 +113,9 @@ def grpo_update(
     opt.zero_grad(set_to_none=True)
     model.train()
     for i in range(n_mb):
-        mb = batch.rows(slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)).trim()
-        sl = (slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch), slice(0, mb.mask.size(1)))
+        rows = slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)
+        mb = batch.rows(rows).trim()
+        sl = (rows, slice(0, mb.mask.size(1)))  # the micro-batch's rows and columns of (B, T-1) tensors
         share = (
             (mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0)))
             * world
@@ -131,7 +132,7 @@ def grpo_update(
                 logp_new,
                 old,
                 None if logp_ref is None else logp_ref[sl],
-                adv[sl[0]],
+                adv[rows],
                 mb.mask,
                 eps=cfg.eps,
                 beta=cfg.beta,
