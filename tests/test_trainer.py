@@ -135,13 +135,14 @@ def test_micro_batches_cut_to_their_own_rows_give_the_full_batch_gradient():
     logp_ref = torch.randn(b.mask.shape, generator=g) * 0.1 - 3.0
     opt = torch.optim.SGD(m.parameters(), lr=0.0)
 
-    def grads(micro_batch: int) -> list[torch.Tensor]:
-        cfg = GRPOConfig(beta=0.04, amp=False, grad_clip=1e9, micro_batch=micro_batch)
+    def grads(micro_batch: int, agg: str) -> list[torch.Tensor]:
+        cfg = GRPOConfig(beta=0.04, amp=False, grad_clip=1e9, micro_batch=micro_batch, loss_agg=agg)
         grpo_update(m, opt, b, adv, None, logp_ref, cfg, device=torch.device("cpu"))
         return [p.grad.clone() for p in m.parameters()]
 
-    for a, c in zip(grads(8), grads(2)):
-        assert torch.allclose(a, c, atol=1e-6)
+    for agg in ("token-mean", "seq-mean", "dr-grpo"):
+        for a, c in zip(grads(8, agg), grads(2, agg)):
+            assert torch.allclose(a, c, atol=1e-6), agg
 
 
 def test_the_update_scores_tokens_at_the_temperature_they_were_sampled_at():

@@ -101,7 +101,11 @@ def grpo_cmd(
         None, "--eps-high", help="Upper clip (DAPO clip-higher); default = --eps."
     ),
     kl_estimator: str = typer.Option("k3", "--kl-estimator", help="k1 | k2 | k3."),
-    loss_agg: str = typer.Option("token-mean", "--loss-agg", help="token-mean | seq-mean | dr-grpo."),
+    loss_agg: str = typer.Option(
+        "token-mean",
+        "--loss-agg",
+        help="token-mean | seq-mean | dr-grpo (divides by rows x max-turns x max-new-tokens).",
+    ),
     scale_rewards: str = typer.Option("group", "--scale-rewards", help="group (divide by group std) | none."),
     filter_zero_variance: bool = typer.Option(
         False, "--filter-zero-variance", help="Drop groups whose rewards are all equal."

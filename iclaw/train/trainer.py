@@ -105,7 +105,7 @@ def grpo_update(
 
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
     fwd = ddp_model if ddp_model is not None else Scorer(model, cfg.temperature)
-    B, T1 = batch.mask.shape
+    B = batch.mask.size(0)
     local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
     total = all_reduce_sum(local, device)
     n_mb = max(1, (B + cfg.micro_batch - 1) // cfg.micro_batch)
@@ -139,7 +139,7 @@ def grpo_update(
                 eps_high=cfg.eps_high,
                 kl_estimator=cfg.kl_estimator,
                 loss_agg=cfg.loss_agg,
-                max_len=T1,
+                max_len=cfg.max_turns * cfg.max_new_tokens,  # dr-grpo: the policy-token budget
             )
             (loss * share).backward()
         w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
