@@ -16,9 +16,8 @@ random model the action format (a few supervised steps on `<|bash|>{reference or
 completions are real commands, about half pass, and both samplers can stop early: the realistic workload.
 
 The prompts are iclaw's agent prompt for the first two tasks of `iclaw.tasks.generate`, token for token the
-same on both sides (TRL gets an HF tokenizer converted offline from
-iclaw's bundled GPT-2 vocabulary plus the control markers at the same ids). TRL stops a completion at the same
-stop tokens as iclaw (<|end|>, <|done|>).
+same on both sides (TRL gets an HF tokenizer converted offline from iclaw's bundled GPT-2 vocabulary plus the
+control markers at the same ids). TRL stops a completion at the same stop tokens as iclaw (<|end|>, <|done|>).
 
 Fairness: the two trainers run in one process and are interleaved step by step — TRL step k, then iclaw step
 k, and so on — so machine load hits both alike. Start-up is excluded; step 0 is a warm-up; the figure is the
@@ -188,10 +187,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-grpo-trl-"))
     atexit.register(shutil.rmtree, tmp, True)  # the HF copy of a 124m model is 500 MB
     os.environ["ICLAW_HOME"] = str(tmp / "home")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    os.environ.setdefault("WANDB_DISABLED", "true")
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "WANDB_DISABLED"):
+        os.environ.setdefault(var, "1")  # nothing from the network, no wandb
 
     import trl
     from datasets import Dataset
@@ -327,9 +324,7 @@ def main() -> None:
         trl_rewards.append({"lens": [len(c) for c in completion_ids], "candidates": len(pairs)})
         return rewards
 
-    trl_times: list[float] = []
-    trl_logs: list[dict] = []
-    trl_gen: list[float] = []
+    trl_times, trl_gen, trl_logs = [], [], []  # seconds per step, seconds in generate(), TRL's log dicts
     clock = {"resume": 0.0}
 
     class Interleave(TrainerCallback):

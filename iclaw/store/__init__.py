@@ -7,7 +7,7 @@ Plain tables, so `sqlite-utils` and `datasette` browse it as-is:
   tool_calls     what ran, its stdout/stderr/exit code/duration; FTS5 index tool_calls_fts over
                  input/stdout/stderr, kept in sync by triggers (sqlite-utils enable_fts)
   train_metrics  one row per (run_id, step); a column per metric, added the first time it is seen
-  schema_version one row: the version of this layout; MIGRATIONS bring older files forward
+  schema_version one row: the version of this layout; MIGRATIONS (schema.py) bring older files forward
 
 Durability and concurrency: WAL journal (readers never block the writer), a generous busy timeout,
 and every episode (or every GRPO step's batch of episodes) is written in ONE `BEGIN IMMEDIATE`
@@ -27,89 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from iclaw.errors import IclawError
+from iclaw.store.schema import (
+    MIGRATIONS,
+    RATINGS,
+    SCHEMA_VERSION,
+    check_db_file,
+    episode_row,
+    now_iso,
+    prepare_episode,
+)
 
 DEFAULT_DB = "trajectories.db"
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
-SQLITE_MAGIC = b"SQLite format 3\x00"
-STATUSES = ("passed", "failed", "error")
-ROLES = ("user", "assistant", "obs")
-RATINGS = ("good", "bad")
-
-EPISODE_COLUMNS = {
-    "id": int,
-    "source": str,  # chat | exec | eval | train | distill | ...
-    "task_id": str,
-    "family": str,
-    "model": str,
-    "checkpoint": str,
-    "run_id": str,
-    "step": int,
-    "reward": float,
-    "status": str,  # passed | failed | error | NULL (no verdict)
-    "rating": str,  # good | bad | NULL (set by the user)
-    "final_command": str,
-    "meta": str,  # JSON object
-    "started_at": str,  # ISO 8601, UTC
-    "ended_at": str,
-}
-TOOL_CALL_COLUMNS = {
-    "id": int,
-    "episode_id": int,
-    "turn": int,
-    "tool": str,
-    "input": str,
-    "stdout": str,
-    "stderr": str,
-    "exit_code": int,
-    "duration_ms": float,
-    "timed_out": int,
-    "signal": int,
-    "cwd": str,
-    "created_at": str,
-}
-TURN_COLUMNS = {"id": int, "episode_id": int, "turn": int, "role": str, "text": str}
 
 
 def default_db_path() -> Path:
     return Path(os.environ.get("ICLAW_DB") or DEFAULT_DB)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Migrations: MIGRATIONS[i] takes a file from version i to i+1. Append, never edit a released one.
-
-
-def _migrate_0_to_1(db) -> None:
-    db["episodes"].create(EPISODE_COLUMNS, pk="id", if_not_exists=True)
-    db["tool_calls"].create(
-        TOOL_CALL_COLUMNS, pk="id", foreign_keys=[("episode_id", "episodes", "id")], if_not_exists=True
-    )
-    db["turns"].create(
-        TURN_COLUMNS, pk="id", foreign_keys=[("episode_id", "episodes", "id")], if_not_exists=True
-    )
-    db["train_metrics"].create(
-        {"run_id": str, "step": int, "time": str}, pk=("run_id", "step"), if_not_exists=True
-    )
-    for table, cols in [
-        ("episodes", ["source"]),
-        ("episodes", ["task_id"]),
-        ("episodes", ["run_id", "step"]),
-        ("episodes", ["started_at"]),
-        ("tool_calls", ["episode_id"]),
-        ("turns", ["episode_id"]),
-    ]:
-        db[table].create_index(cols, if_not_exists=True)
-    # Full-text search over what ran and what it printed (`iclaw replay --grep`), kept in sync by
-    # triggers, in the layout sqlite-utils and datasette recognise.
-    db["tool_calls"].enable_fts(["input", "stdout", "stderr"], create_triggers=True)
-
-
-MIGRATIONS = [_migrate_0_to_1]
-assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -252,7 +185,7 @@ class Store:
 
     def log_episodes(self, episodes: list[dict]) -> list[int]:
         """Write many episodes (e.g. one GRPO step's rollouts) in one transaction; returns their ids."""
-        prepared = [_prepare_episode(e) for e in episodes]  # validate everything before writing
+        prepared = [prepare_episode(e) for e in episodes]  # validate everything before writing
         ids = []
         with self._transaction():
             conn = self.db.conn
@@ -306,7 +239,7 @@ class Store:
             rows = list(self.db.query("SELECT * FROM episodes WHERE id = ?", [int(episode_id)]))
             if not rows:
                 raise IclawError(f"episode {episode_id}: no such episode in {self.path}")
-            ep = _episode_row(rows[0])
+            ep = episode_row(rows[0])
             ep["turns"] = list(
                 self.db.query(
                     "SELECT turn, role, text FROM turns WHERE episode_id = ? ORDER BY turn, id", [episode_id]
@@ -368,7 +301,7 @@ class Store:
             sql += " LIMIT ?"
             params.append(int(limit))
         with self._lock:
-            return [_episode_row(r) for r in self.db.query(sql, params)]
+            return [episode_row(r) for r in self.db.query(sql, params)]
 
     def count(self, table: str = "episodes") -> int:
         with self._lock:
@@ -394,79 +327,6 @@ class Store:
 
 
 # ---------------------------------------------------------------------------------------------------
-
-
-def check_db_file(path: Path) -> None:
-    """Give one clear error for things that are not SQLite at all, before sqlite3 sees them."""
-    if path.is_dir():
-        raise IclawError(f"{path}: is a directory, not an iclaw trajectory database")
-    if path.exists() and path.stat().st_size > 0:
-        try:
-            with open(path, "rb") as f:
-                head = f.read(len(SQLITE_MAGIC))
-        except OSError as e:
-            raise IclawError(f"{path}: cannot read ({e.strerror})") from None
-        if head != SQLITE_MAGIC:
-            raise IclawError(f"{path}: not an iclaw trajectory database (file is not a database)")
-
-
-def _episode_row(row: dict) -> dict:
-    row = dict(row)
-    if row.get("meta"):
-        try:
-            row["meta"] = json.loads(row["meta"])
-        except ValueError:
-            pass
-    return row
-
-
-def _prepare_episode(e: dict) -> tuple[dict, list[tuple], list[tuple]]:
-    e = dict(e)
-    turns = e.pop("turns", None) or ()
-    calls = e.pop("tool_calls", None) or ()
-    unknown = set(e) - set(EPISODE_COLUMNS) - {"id"}
-    if unknown:
-        raise IclawError(f"episode: unknown field(s) {', '.join(sorted(unknown))}")
-    e.pop("id", None)
-    if not e.get("source"):
-        raise IclawError("episode: 'source' is required")
-    if e.get("status") is not None and e["status"] not in STATUSES:
-        raise IclawError(f"episode: status {e['status']!r} is not one of {', '.join(STATUSES)}")
-    if e.get("rating") is not None and e["rating"] not in RATINGS:
-        raise IclawError(f"episode: rating {e['rating']!r} is not one of {', '.join(RATINGS)}")
-    now = now_iso()
-    e["started_at"] = e.get("started_at") or now
-    e["ended_at"] = e.get("ended_at") or now
-    if e.get("meta") is not None:
-        e["meta"] = json.dumps(e["meta"], default=str)
-    if e.get("reward") is not None:
-        e["reward"] = float(e["reward"])
-    row = {k: e.get(k) for k in EPISODE_COLUMNS if k != "id"}
-
-    turn_rows = []
-    for t in turns:
-        if t.get("role") not in ROLES:
-            raise IclawError(f"episode: turn role {t.get('role')!r} is not one of {', '.join(ROLES)}")
-        turn_rows.append((int(t.get("turn", 0)), t["role"], str(t.get("text", ""))))
-    call_rows = []
-    for c in calls:
-        sig = c.get("signal")
-        call_rows.append(
-            (
-                int(c.get("turn", 0)),
-                str(c.get("tool", "bash")),
-                str(c.get("input", "")),
-                str(c.get("stdout", "")),
-                str(c.get("stderr", "")),
-                None if c.get("exit_code") is None else int(c["exit_code"]),
-                None if c.get("duration_ms") is None else float(c["duration_ms"]),
-                int(bool(c.get("timed_out", False))),
-                None if sig is None else int(sig),
-                None if c.get("cwd") is None else str(c["cwd"]),
-                c.get("created_at") or now,
-            )
-        )
-    return row, turn_rows, call_rows
 
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
