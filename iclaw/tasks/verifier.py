@@ -105,12 +105,12 @@ class Verifier:
     def verify_many(self, pairs: list[tuple[Task, str]]) -> list[Verdict]:
         # A candidate repeated for the same task runs once: the GRPO group of a task the policy has learned
         # writes the same fix eight times (255 fixes in four demo rollout steps, 153 of them distinct).
-        first: dict[tuple[int, str], int] = {}  # (the task object, the candidate) -> its slot
+        first: dict[tuple[int, str], int] = {}  # (the task object, the candidate) -> its slot in `unique`
+        unique: list[tuple[Task, str]] = []
         for task, candidate in pairs:
-            first.setdefault((id(task), candidate), len(first))
-        unique: list[tuple[Task, str]] = [None] * len(first)  # type: ignore[list-item]
-        for task, candidate in pairs:
-            unique[first[(id(task), candidate)]] = (task, candidate)
+            if (id(task), candidate) not in first:
+                first[(id(task), candidate)] = len(unique)
+                unique.append((task, candidate))
         root = Path(tempfile.mkdtemp(prefix="iclaw-verify-"))
         try:
             verdicts = self._verify_many(unique, root)
