@@ -37,15 +37,51 @@ def test_cwd_is_workdir_and_files_persist(sandbox, tmp_path):
     assert (tmp_path / "out.txt").read_text() == "a\nb\n"
 
 
-def test_python_tool_code_file_lives_outside_workdir(sandbox, tmp_path):
-    (tmp_path / "data.txt").write_text("x")
-    code = "import os, sys\nprint(sorted(os.listdir('.')))\nprint(sys.argv[0])\n"
+def test_python_tool_runs_main_py_in_the_task_directory(sandbox, tmp_path):
+    """Task mode: the code is main.py in the task directory, run there, so the fixture's modules import and
+    __file__ is next to them; a fixture's own main.py is replaced by the call's code."""
+    (tmp_path / "helper.py").write_text("def f():\n    return 42\n")
+    (tmp_path / "main.py").write_text("print('the fixture main')\n")
+    code = "import os, sys, helper\nprint(helper.f())\nprint(os.path.dirname(__file__))\nprint(sys.argv[0])\n"
     r = sandbox.run("python", code, tmp_path)
     assert r.exit_code == 0, r.stderr
-    listing, script = r.stdout.splitlines()
-    assert listing == "['data.txt']"  # the code file is not in the fixture
-    assert not script.startswith(str(tmp_path.resolve()))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.txt"]
+    assert r.stdout.splitlines() == ["42", str(tmp_path.resolve()), "main.py"]
+    assert (tmp_path / "main.py").read_text() == code
+    r = sandbox.run("python", "1 / 0\n", tmp_path)
+    assert f'File "{tmp_path.resolve()}/main.py", line 1' in r.stderr
+
+
+def test_python_tool_never_follows_a_link_named_main_py(sandbox, tmp_path):
+    """main.py is written on the host: a link left there by an earlier call must not redirect the write."""
+    target = tmp_path / "outside.txt"
+    target.write_text("precious\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "main.py").symlink_to(target)
+    r = sandbox.run("python", "print('hi')\n", work)
+    assert r.exit_code == 0 and r.stdout == "hi\n"
+    assert target.read_text() == "precious\n" and not (work / "main.py").is_symlink()
+    (work / "main.py").unlink()
+    (work / "main.py").mkdir()
+    r = sandbox.run("python", "print('hi')\n", work)
+    assert r.exit_code == 126 and "main.py" in r.stderr and "directory" in r.stderr
+
+
+def test_workspace_python_code_file_lives_outside_the_directory(tmp_path):
+    """Workspace mode (chat, fix: the user's real directory): nothing is written there, and a user's own
+    main.py is left alone."""
+    (tmp_path / "data.txt").write_text("x")
+    (tmp_path / "main.py").write_text("users own\n")
+    for level in LEVELS:
+        sb = Sandbox(Limits(timeout_s=2.0), level=level, workspace=True)
+        code = "import os, sys\nprint(sorted(os.listdir('.')))\nprint(sys.argv[0])\n"
+        r = sb.run("python", code, tmp_path)
+        assert r.exit_code == 0, r.stderr
+        listing, script = r.stdout.splitlines()
+        assert listing == "['data.txt', 'main.py']"
+        assert not script.startswith(str(tmp_path.resolve()))
+        assert (tmp_path / "main.py").read_text() == "users own\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["data.txt", "main.py"]
 
 
 def test_python_syntax_error_is_reported(sandbox, tmp_path):

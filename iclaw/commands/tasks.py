@@ -31,7 +31,11 @@ def _console():
 def gen(
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the JSONL task file."),
     n: int = typer.Option(100, "--n", "-n", help="Number of tasks, balanced across the chosen families."),
-    split: str = typer.Option("train", "--split", help="train | heldout (disjoint by construction)."),
+    split: str = typer.Option(
+        "train",
+        "--split",
+        help="train | dev (for tuning) | heldout (for reported figures); disjoint by construction.",
+    ),
     seed: int = typer.Option(0, "--seed", help="Same seed, same families, same n -> byte-identical file."),
     family: list[str] = typer.Option(None, "--family", "-f", help="Only these families (repeatable)."),
 ) -> None:
@@ -70,26 +74,37 @@ def list_(
     tasks_file: Path = typer.Option(
         None, "--tasks", "-t", help="Also count the tasks per family in this file."
     ),
+    markdown: bool = typer.Option(
+        False, "--markdown", help="Print the table as Markdown (the table of docs/TASKS.md)."
+    ),
 ) -> None:
-    """The task families: kind, multi-turn / outcome-only flags (and counts in --tasks FILE)."""
-    from rich.table import Table
-
+    """The task families: kind, type (single-turn / look-first / outcome-only), the mistake -> fix, an example
+    broken command, and the mistake's source (and the counts in --tasks FILE)."""
     from iclaw.tasks import FAMILIES, load_tasks
+    from iclaw.tasks.catalogue import COLUMNS, markdown_table, rows, summary
+
+    if markdown:
+        if tasks_file is not None:
+            from iclaw.errors import IclawError
+
+            raise IclawError("--markdown prints the family catalogue only; drop --tasks")
+        typer.echo(markdown_table(FAMILIES), nl=False)
+        return
+    from rich.table import Table
+    from rich.text import Text
 
     counts: dict[str, int] = {}
     if tasks_file is not None:
         for t in load_tasks(tasks_file):
             counts[t.family] = counts.get(t.family, 0) + 1
-    table = Table(title="task families")
-    for col in ("family", "kind", "multi-turn", "outcome-only", "description") + (
-        ("tasks",) if counts else ()
-    ):
-        table.add_column(col)
-    for name, f in FAMILIES.items():
-        row = [name, f.kind, "yes" if f.multi_turn else "", "yes" if f.outcome_only else "", f.description]
-        table.add_row(*row, *([str(counts.pop(name, 0))] if tasks_file is not None else []))
+    table = Table(title=f"task families ({summary(FAMILIES)})")
+    for col in COLUMNS + (("tasks",) if tasks_file is not None else ()):
+        table.add_column(col, no_wrap=col in ("family", "kind", "type"), overflow="fold")
+    extra = tasks_file is not None
+    for row in rows(FAMILIES):  # Text: a `[x]` in an example is code, not rich markup
+        table.add_row(*map(Text, row), *([str(counts.pop(row[0], 0))] if extra else []))
     for name, k in sorted(counts.items()):  # families in the file that we do not generate (mined, custom)
-        table.add_row(name, "", "", "", "(not a generator family)", str(k))
+        table.add_row(Text(name), "", "", "(not a generator family)", "", "", str(k))
     _console().print(table)
 
 
@@ -108,6 +123,13 @@ def show(
         if not found:
             raise IclawError(f"{tasks_file}: no task with id {task_id!r}")
         task = found[0]
+        if task.error is None or task.broken_exit is None:  # hand-written: show what the policy will see
+            from iclaw.tasks.generate import error_text
+            from iclaw.tasks.verifier import Verifier
+            from iclaw.tools.sandbox import Limits, Sandbox
+
+            v = Verifier(Sandbox(Limits(timeout_s=5.0))).verify(task, task.broken)
+            task.error, task.broken_exit = error_text(v.stdout, v.stderr), v.exit_code
     elif task_id in FAMILIES:
         task = generate(1, split="train", seed=seed, families=[task_id])[0]
     else:
@@ -150,34 +172,60 @@ def _print_task(task) -> None:
 def check(
     tasks_file: Path = typer.Argument(..., help="A JSONL task file (generated, mined or hand-written)."),
 ) -> None:
-    """Sanity-check a task file in the sandbox: the oracle should pass, the broken command should fail."""
+    """Check a task file in the sandbox, each task in fresh fixtures, as eval and training will run it: its
+    broken command must fail, its solution must pass, and doing nothing must not pass its test. Names every
+    task that does not; exit code 1 if any."""
     from rich.table import Table
 
     from iclaw.tasks import Verifier, load_tasks
+    from iclaw.tasks.generate import broken_problem
     from iclaw.tools.sandbox import Limits, Sandbox
 
     tasks = load_tasks(tasks_file)
     verifier = Verifier(Sandbox(Limits(timeout_s=5.0)))
-    pairs = [(t, c) for t in tasks for c in (t.reference or t.solution or "", t.broken)]
-    verdicts = verifier.verify_many(pairs)
+    pairs: list = []
+    for t in tasks:
+        pairs += [(t, t.reference or t.solution or ""), (t, t.broken)]
+        if t.test is not None:
+            pairs.append((t, "true" if t.kind == "bash" else "pass"))
+    verdicts = iter(verifier.verify_many(pairs))
     stats: dict[str, list[int]] = {}
     console = _console()
-    for k, t in enumerate(tasks):
-        oracle, broken = verdicts[2 * k], verdicts[2 * k + 1]
+    problems = unchecked = 0
+    for t in tasks:
+        oracle, broken = next(verdicts), next(verdicts)
+        nothing = next(verdicts) if t.test is not None else None
+        has_fix = bool((t.reference or t.solution or "").strip())
         s = stats.setdefault(t.family, [0, 0, 0])
         s[0] += 1
         s[1] += oracle.passed
         s[2] += broken.passed
-        if not oracle.passed and (t.reference or t.solution):
-            console.print(f"[yellow]{t.id}[/]: oracle fails ({oracle.reason})", highlight=False)
-        if broken.passed:
-            console.print(f"[yellow]{t.id}[/]: broken passes", highlight=False)
+        found = []
+        if not has_fix:
+            unchecked += 1
+            console.print(f"[dim]{t.id}: no solution given, so nothing shows its test can pass[/]")
+        elif not oracle.passed and t.reference is None:
+            found.append(f"its test never passes, not even for its solution ({oracle.reason})")
+        elif not oracle.passed:
+            found.append(f"its reference does not pass ({oracle.reason})")
+        if (why := broken_problem(broken)) is not None:
+            found.append(why)
+        if nothing is not None and nothing.passed:
+            found.append("its test passes when nothing is done")
+        for why in found:
+            console.print(f"[yellow]{t.id}[/]: {why}", highlight=False)
+        problems += bool(found)
     table = Table(title=str(tasks_file))
     for col in ("family", "tasks", "oracle pass", "broken pass"):
         table.add_column(col)
     for fam, (total, ok, bad) in stats.items():
         table.add_row(fam, str(total), f"{ok}/{total}", f"{bad}/{total}")
     console.print(table)
+    note = f" ({unchecked} without a solution to check)" if unchecked else ""
+    if problems:
+        console.print(f"[red]{problems} of {len(tasks)} tasks are broken[/]{note}", highlight=False)
+        raise typer.Exit(1)
+    console.print(f"all {len(tasks)} tasks behave{note}", highlight=False)
 
 
 @tasks_app.command("mine")

@@ -24,6 +24,7 @@ class Instance:
     reference: str | None = None  # a fix whose stdout + exit code is the target
     test: str | None = None  # outcome-only families: a shell check run after the candidate
     solution: str | None = None  # outcome-only families: the intended fix (oracle checks, SFT warm-up)
+    look: str | None = None  # look-first families: the call that reveals what the fix needs (default `ls`)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Family:
     outcome_only: bool = False  # instances have a test and no reference
     # Extra generation-time filter on the broken run: (error text, exit code) -> keep?
     accept: Callable[[str, int], bool] | None = None
+    source: str = ""  # where the mistake comes from (a thefuck rule, a Python exception, a shell error)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -8,6 +8,9 @@ plus fields we fill in ourselves (all optional on input): error, broken_exit, sp
 `test` is a shell command run after the candidate (in the candidate's directory): exit 0 means pass.
 At least one of the two must be present. `solution` is the intended fix of a test-only task; it is kept
 for oracle checks and supervised warm-up only, the verifier never looks at it.
+A python task's broken / reference / solution is a program run as main.py in the task directory (its
+`files` import; a fixture's own main.py is replaced). A file without `error` (hand-written) gets it, and
+`broken_exit`, by a run of `broken` in a fresh fixture when eval or training loads it (fill_errors).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from iclaw.errors import IclawError
 
 KINDS = ("bash", "python")
-SPLITS = ("train", "heldout")
+SPLITS = ("train", "dev", "heldout")  # dev: for tuning; heldout: for reported figures only
 ERROR_CAP = 600  # chars of the broken run's error we keep: enough for a traceback's last lines
 
 
@@ -34,9 +37,10 @@ class Task:
     test: str | None = None
     error: str | None = None  # what running `broken` really printed (stderr, else stdout tail)
     broken_exit: int | None = None
-    split: str | None = None  # "train" | "heldout"
+    split: str | None = None  # "train" | "dev" | "heldout"
     multi_turn: bool = False  # the fix needs information the first observation does not give (e.g. `ls`)
     solution: str | None = None  # intended fix for test-only tasks; NOT used by the verifier
+    look: str | None = None  # look-first tasks: the shell call whose output the fix needs (demonstrations)
 
     @property
     def outcome_only(self) -> bool:

@@ -9,6 +9,9 @@ Rules (the same for generated, mined and hand-written tasks):
   * test tasks: after the candidate ran, the verifier runs the task's `test` (a shell command string it holds,
     so the candidate cannot edit it) in the candidate's directory. Pass iff the test exits 0.
   * A candidate that times out never passes (whatever it printed or left behind).
+  * A python candidate (and reference) is the program main.py in its fresh fixture, run there (the sandbox's
+    task mode): the fixture's modules import, and a path it prints (`__file__`, a traceback's
+    `File ".../main.py"`) loses the directory like any other, so it reads `main.py` in both copies.
 
 Everything runs through Sandbox.run_many, so a GRPO step's 64 candidates verify in parallel.
 """

@@ -84,7 +84,7 @@ def execute(
     except (OSError, ValueError) as e:
         # Model text can be unrunnable as an argv: a NUL byte, or one argument over the kernel's
         # 128 KiB limit. That is the command's failure (exit 126, "cannot execute"), not ours.
-        return _not_started(tool, code, f"iclaw: cannot run this {tool} input: {e}", start)
+        return not_started(tool, code, f"iclaw: cannot run this {tool} input: {e}", start)
     out, err = _Capture(limits.max_output), _Capture(limits.max_output)
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ, out)
@@ -176,7 +176,9 @@ def execute(
     )
 
 
-def _not_started(tool: str, code: str, why: str, start: float) -> ToolResult:
+def not_started(tool: str, code: str, why: str, start: float | None = None) -> ToolResult:
+    """A call that never ran (exit 126, "cannot execute"), with `why` as its stderr."""
+    start = time.monotonic() if start is None else start
     return ToolResult(
         tool=tool,
         input=code,

@@ -22,6 +22,13 @@ could otherwise exhaust the host's pid table before the timeout fires.
 Calls share no mutable state, so many can run at once (run_many: a GRPO group runs its episodes
 together).
 
+The python tool runs its code as a program called main.py. In task mode (the default) that file is
+written INTO the task directory and run there as `python3 main.py`, as a user would run their own script:
+the fixture's modules import, `__file__` is in the task directory, and the file stays there after the call
+(a fixture's own main.py is replaced by the call's code). In workspace mode (chat, fix: the directory is
+the user's real one) nothing is written there: the code file lives in the call's scratch dir (inside
+bwrap it is /tmp/iclaw/main.py, read-only) and runs with the user's directory as its cwd.
+
 This module is the public API (Sandbox, Limits, ToolResult, detect_level, require_safe) and puts one call
 together; the pieces live next to it: isolation.py (the bwrap command line, the clean environment),
 limits.py (rlimits, the pids cgroup, the size guard), process.py (run, watch, capture the output).
@@ -41,10 +48,11 @@ from pathlib import Path
 from iclaw.errors import IclawError
 from iclaw.tools import isolation  # as a module: a test may patch isolation.bwrap_has_size for every caller
 from iclaw.tools.limits import Limits, apply_rlimits, make_cgroup, prlimit_prefix, remove_cgroup, rlimits
-from iclaw.tools.process import ToolResult, execute
+from iclaw.tools.process import ToolResult, execute, not_started
 
 TOOLS = ("bash", "python")
 LEVELS = ("bwrap", "none")
+MAIN = "main.py"  # the python tool's program, in the task directory (task mode)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -121,22 +129,34 @@ class Sandbox:
         if workdir == Path("/"):
             raise IclawError("/: the task directory cannot be the root directory")
         timeout = self.limits.timeout_s if timeout is None else float(timeout)
-        # Host-side scratch space, outside the task directory: the python tool's code file, and at
-        # level "none" the fresh HOME and TMPDIR. On /dev/shm when possible (creating and removing
-        # directories on a busy disk costs milliseconds); only made when needed; removed after.
+        # The python tool's program: main.py in the task directory (task mode), or in the scratch dir
+        # (workspace mode: never write into the user's real directory).
+        in_workdir = tool == "python" and not self.workspace
+        if in_workdir:
+            why = _write_main(workdir, code)
+            if why is not None:
+                return not_started(tool, code, why)
+        # Host-side scratch space, outside the task directory: the python tool's code file in workspace
+        # mode, and at level "none" the fresh HOME and TMPDIR. On /dev/shm when possible (creating and
+        # removing directories on a busy disk costs milliseconds); only made when needed; removed after.
         scratch = None
-        if tool == "python" or self.level != "bwrap" or not isolation.bwrap_has_size():
+        if (tool == "python" and not in_workdir) or self.level != "bwrap" or not isolation.bwrap_has_size():
             scratch = Path(
                 tempfile.mkdtemp(prefix=f"iclaw-call-{os.getpid()}-", dir=isolation.scratch_base())
             )
         cgroup = None
         try:
-            code_file = None
-            if tool == "python":
+            code_file = None  # the scratch copy (workspace mode only)
+            if tool == "python" and not in_workdir:
                 code_file = scratch / "main.py"
                 code_file.write_text(code, encoding="utf-8", errors="surrogateescape")
+            if tool == "bash":
+                prog = [self._bash, "-c", code]
+            elif in_workdir:
+                prog = [self._python, MAIN]  # relative: the cwd is the task directory at both levels
+            else:
+                prog = [self._python, isolation.SANDBOX_CODE if self.level == "bwrap" else str(code_file)]
             if self.level == "bwrap":
-                prog = [self._bash, "-c", code] if tool == "bash" else [self._python, isolation.SANDBOX_CODE]
                 argv = isolation.bwrap_argv(
                     self._bwrap, workdir, self.limits, net=self.net, code_file=code_file, scratch=scratch
                 )
@@ -147,7 +167,7 @@ class Sandbox:
             else:
                 (scratch / "home").mkdir()
                 (scratch / "tmp").mkdir()
-                argv = [self._bash, "-c", code] if tool == "bash" else [self._python, str(code_file)]
+                argv = list(prog)
                 if self._setpriv is not None:  # no bwrap --die-with-parent here: at least the top dies
                     argv = [self._setpriv, "--pdeathsig", "KILL", "--"] + argv
                 env = isolation.sandbox_env(str(scratch / "home")) | {"TMPDIR": str(scratch / "tmp")}
@@ -189,6 +209,36 @@ class Sandbox:
             return [f.result() for f in futures]
         finally:  # on Ctrl-C the calls already running finish (each within its timeout); queued ones never start
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _write_main(workdir: Path, code: str) -> str | None:
+    """Write the python tool's code as workdir/main.py; None, or why it could not be written.
+
+    This runs on the host, outside the sandbox, in a directory earlier calls could write to: never follow
+    a link there (a `ln -s ~/.bashrc main.py` left by the policy must not make us overwrite ~/.bashrc).
+    An existing main.py (the fixture's, or an earlier call's) is unlinked, and the new one is created
+    exclusively, relative to a descriptor of the directory itself."""
+    data = code.encode("utf-8", errors="surrogateescape")
+    try:
+        dfd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
+        return f"iclaw: cannot open the task directory to write {MAIN}: {e.strerror}"
+    try:
+        try:  # a file or a link (never followed); a directory stays, and the create below says so
+            os.unlink(MAIN, dir_fd=dfd)
+        except OSError:
+            pass
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(MAIN, flags, 0o644, dir_fd=dfd)
+        except OSError as e:
+            what = "it is a directory" if os.path.isdir(os.path.join(workdir, MAIN)) else e.strerror
+            return f"iclaw: cannot write {MAIN} in the task directory: {what}"
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    finally:
+        os.close(dfd)
+    return None
 
 
 def require_safe(sandbox: Sandbox, allow_unsafe: bool) -> None:

@@ -7,13 +7,24 @@ from pathlib import Path
 from iclaw.errors import IclawError
 
 
-def task_pool(tasks_file: Path | None, from_db: bool = False, db: Path | None = None) -> list:
-    """Tasks from a JSONL file and/or mined from the trajectory store on the fly."""
-    from iclaw.tasks import load_tasks, mine_tasks
+def load_task_file(path: Path, sandbox) -> list:
+    """A task file as every command that runs the policy on it sees it (eval, train sft / grpo, distill, the
+    β ablation): load_tasks, then fill_errors: a task without an `error` (a hand-written one) has its
+    broken command run in a fresh fixture in `sandbox`, so the policy's first turn shows that command's
+    real output and exit code, exactly as for a generated task. A broken command that does not fail is
+    refused (IclawError naming the file and the task) before anything runs or is written."""
+    from iclaw.tasks import fill_errors, load_tasks
+
+    return fill_errors(load_tasks(path), sandbox, where=str(path))
+
+
+def task_pool(tasks_file: Path | None, from_db: bool = False, db: Path | None = None, *, sandbox) -> list:
+    """Tasks from a JSONL file (load_task_file) and/or mined from the trajectory store on the fly."""
+    from iclaw.tasks import mine_tasks
 
     pool = []
     if tasks_file is not None:
-        pool += load_tasks(tasks_file)
+        pool += load_task_file(tasks_file, sandbox)
     if from_db:
         from iclaw.store import default_db_path
 

@@ -52,4 +52,5 @@ FAMILY = Family(
     make=make,
     description="misspelled file name (cat ntoes.txt -> cat notes.txt)",
     accept=lambda error, exit_code: "No such file or directory" in error,
+    source="bash: No such file or directory (a typo of a name in the directory)",
 )

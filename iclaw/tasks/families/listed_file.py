@@ -9,7 +9,7 @@ It is wrong-file (or, half the time, wrong-ext: `ls && cat notes.txt` -> `ls && 
 already taken by the user: a demonstration that a listing is something to copy names from, suffix or
 extension. wrong-file and wrong-ext themselves stay multi-turn -- there the policy has to decide to look.
 Without the extension half, no demonstration ever changed an extension, and the policy that ran `ls` in a
-wrong-ext task re-typed the old name after it: not one pass in any GRPO rollout (session 5).
+wrong-ext task re-typed the old name after it: not one pass in any GRPO rollout (2026-11-30, docs/LOG.md).
 """
 
 from __future__ import annotations
@@ -31,4 +31,5 @@ FAMILY = Family(
     make=make,
     description="the listing in the output shows the real name (ls && cat notes.txt -> notes_old.txt, notes.md)",
     accept=lambda error, exit_code: "No such file or directory" in error,
+    source="bash: No such file or directory after an ls (thefuck: no_such_file)",
 )

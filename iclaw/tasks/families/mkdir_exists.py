@@ -45,4 +45,5 @@ FAMILY = Family(
     make=make,
     description="mkdir on a directory that exists (mkdir build && ls build -> mkdir -p build && ls build)",
     accept=lambda error, exit_code: "File exists" in error,
+    source="thefuck: mkdir_p (mkdir: cannot create directory: File exists)",
 )

@@ -46,4 +46,5 @@ FAMILY = Family(
     make=make,
     description="write into a missing directory; a test checks the result (no reference)",
     outcome_only=True,
+    source="thefuck: mkdir_p (mkdir: No such file or directory)",
 )

@@ -47,4 +47,5 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="broken pipeline: typo after |, missing |, doubled |",
+    source="bash: command not found / syntax error in a pipeline",
 )

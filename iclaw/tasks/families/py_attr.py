@@ -70,4 +70,5 @@ FAMILY = Family(
     make=make,
     description="misspelled module / method / attribute name",
     accept=_accept,
+    source="Python: ModuleNotFoundError / AttributeError with a 'Did you mean'",
 )

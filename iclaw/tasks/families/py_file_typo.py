@@ -25,4 +25,5 @@ FAMILY = Family(
     make=make,
     description="code opens a misspelled file name (open('dtaa.csv') -> open('data.csv'))",
     accept=lambda error, exit_code: "FileNotFoundError" in error,
+    source="Python: FileNotFoundError (a typo of a file in the directory)",
 )

@@ -38,4 +38,5 @@ FAMILY = Family(
     make=make,
     description="IndentationError: missing or stray indent",
     accept=lambda error, exit_code: "IndentationError" in error,
+    source="Python: IndentationError (expected an indented block / unexpected indent)",
 )

@@ -31,4 +31,5 @@ FAMILY = Family(
     make=make,
     description="the program prints the listing, then opens a wrong name; copy the real one from the listing",
     accept=lambda error, exit_code: "FileNotFoundError" in error,
+    source="Python: FileNotFoundError after a listing in the output",
 )

@@ -72,4 +72,5 @@ FAMILY = Family(
     make=make,
     description="NameError from a typo (Python suggests the right name)",
     accept=lambda error, exit_code: "NameError" in error and "Did you mean" in error,
+    source="Python: NameError with a 'Did you mean'",
 )

@@ -59,4 +59,5 @@ FAMILY = Family(
     make=make,
     description="SyntaxError: missing ':' or ')', Python-2 print",
     accept=lambda error, exit_code: "SyntaxError" in error,
+    source="Python: SyntaxError (expected ':', '(' was never closed, print without parentheses)",
 )

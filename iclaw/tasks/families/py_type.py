@@ -38,4 +38,5 @@ FAMILY = Family(
     make=make,
     description="TypeError str + int -> str(...)",
     accept=lambda error, exit_code: "TypeError" in error,
+    source='Python: TypeError: can only concatenate str (not "int") to str',
 )

@@ -26,4 +26,5 @@ FAMILY = Family(
     description="code opens a file whose extension is wrong (data.txt -> data.csv; ls first)",
     multi_turn=True,
     accept=lambda error, exit_code: "FileNotFoundError" in error,
+    source="Python: FileNotFoundError (the extension differs)",
 )

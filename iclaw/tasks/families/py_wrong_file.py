@@ -34,4 +34,5 @@ FAMILY = Family(
     description="code opens a file that is not there; the real one has a suffix (ls first, or guess twice)",
     multi_turn=True,
     accept=lambda error, exit_code: "FileNotFoundError" in error,
+    source="Python: FileNotFoundError (the name carries a suffix)",
 )

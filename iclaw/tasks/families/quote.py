@@ -34,4 +34,5 @@ FAMILY = Family(
     make=make,
     description='unbalanced quote (echo "hi -> echo "hi")',
     accept=lambda error, exit_code: "unexpected EOF" in error,
+    source="thefuck: quotation_marks (bash: unexpected EOF while looking for matching quote)",
 )

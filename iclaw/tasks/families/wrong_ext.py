@@ -41,4 +41,5 @@ FAMILY = Family(
     description="the file exists under another extension (notes.txt -> notes.md; ls first)",
     multi_turn=True,
     accept=lambda error, exit_code: "No such file or directory" in error,
+    source="bash: No such file or directory (the extension differs)",
 )

@@ -5,7 +5,7 @@
 
 The suffix is one of eight everyday words (old, new, v2, ...), so a guess is right one time in eight and a
 second guess after a failure one time in seven; running `ls` first and taking the one file whose stem
-matches is right every time. Measured (session 2): with two random characters as the suffix the tiny policy
+matches is right every time. Measured (2026-11-30, docs/LOG.md): with two random characters as the suffix the tiny policy
 had p(copying them out of the listing) ~ 1e-9, so reward never came and GRPO had nothing to reinforce.
 """
 
@@ -56,4 +56,5 @@ FAMILY = Family(
     description="file name is wrong; the real one has a suffix (ls first, or guess twice)",
     multi_turn=True,
     accept=lambda error, exit_code: "No such file or directory" in error,
+    source="bash: No such file or directory (the name carries a suffix)",
 )
