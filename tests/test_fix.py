@@ -123,7 +123,7 @@ def test_nothing_to_fix_and_bad_flags(tmp_path, ws, monkeypatch):
 
     env = subprocess_env(tmp_path / "home")
     for args, msg in [
-        (["fix", "ls", "--model", "missing"], "error: unknown model 'missing' (known: demo;"),
+        (["fix", "ls", "--model", "missing"], "error: unknown model 'missing' (known: demo"),
         (["fix", "ls", "--max-turns", "0"], "error: --max-turns: must be at least 1, got 0"),
         (["fix", "  "], "error: COMMAND: empty command"),
     ]:

@@ -36,7 +36,7 @@ from iclaw.agent.protocol import (
 @dataclass
 class EpisodeConfig:
     max_turns: int = 2  # policy turns; the last call of the task's kind is the fix
-    max_new_tokens: int = 64  # per turn
+    max_new_tokens: int = 160  # per turn: a fixed Python program is a few lines, longer than a shell fix
     temperature: float = 1.0  # 0 = greedy
     top_k: int | None = None
     top_p: float | None = None
@@ -122,6 +122,11 @@ def run_episodes(
 ) -> list[Episode]:
     """Advance all episodes together until each submits, runs out of turns, or fills its context."""
     block = policy.model.config.block_size
+    fit = policy.model.fit  # environment text in ids this model has rows for (a trimmed vocabulary spells
+    for e in episodes:  # the rest as bytes); the policy's own tokens are its rows' ids already
+        if not any(e.mask):
+            e.tokens = fit(e.tokens)
+            e.mask, e.logprobs, e.prompt_len = [0] * len(e.tokens), [0.0] * len(e.tokens), len(e.tokens)
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
         for e in active:
@@ -153,12 +158,12 @@ def run_episodes(
                 e.done, e.status = True, "submitted"
             elif action.kind == "invalid":
                 e.n_invalid += 1
-                _observe(e, f"[invalid action: {action.error}]", turn, last_turn)
+                _observe(e, f"[invalid action: {action.error}]", turn, last_turn, fit)
             else:
                 if approve is not None:
                     approved = approve(e, action)
                     if approved is None:
-                        _observe(e, "[not run: the user declined this command]", turn, last_turn)
+                        _observe(e, "[not run: the user declined this command]", turn, last_turn, fit)
                         continue
                     action = approved
                 calls.append((e, action))
@@ -181,7 +186,8 @@ def run_episodes(
             )
             if on_event:
                 on_event("result", e, {"action": a, "result": r})
-            _observe(e, format_output(r.stdout, r.stderr, r.exit_code, cfg.obs_chars), turn, last_turn)
+            out, err = (unroot(x, e.workdir) for x in (r.stdout, r.stderr))
+            _observe(e, format_output(out, err, r.exit_code, cfg.obs_chars), turn, last_turn, fit)
         if last_turn:
             for e in active:
                 if not e.done:
@@ -194,12 +200,19 @@ def run_episodes(
     return episodes
 
 
-def _observe(e: Episode, text: str, turn: int, last_turn: bool) -> None:
+def unroot(text: str, workdir: Path) -> str:
+    """Tool output with the working directory's own path made relative (a traceback's main.py, a find
+    listing): every episode runs in a fresh directory, and a random path is nothing to learn from."""
+    d = str(workdir)
+    return text.replace(d + "/", "").replace(d, ".")
+
+
+def _observe(e: Episode, text: str, turn: int, last_turn: bool, fit: Callable = lambda ids: ids) -> None:
     """Show the policy what happened. On the last turn there is no next policy turn, so the observation is
     recorded for the log but not appended to the token sequence (it would be trained on nothing)."""
     e.turns.append({"turn": turn, "role": "obs", "text": text})
     if not last_turn:
-        _append(e, observation_tokens(text), False)
+        _append(e, fit(observation_tokens(text)), False)
 
 
 def judge(episodes: list[Episode], verifier) -> None:

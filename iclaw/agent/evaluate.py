@@ -8,7 +8,7 @@ pass@k = 1 - C(n-c, k) / C(n, k).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import comb
 
 import torch
@@ -30,6 +30,9 @@ class EvalReport:
     pass_at_1: float
     pass_at_k: float
     by_family: dict  # family -> {"tasks", "pass_at_1", "pass_at_k"}
+    per_task: dict = field(
+        default_factory=dict
+    )  # task id -> (family, pass@1): what paired intervals resample
 
     def to_dict(self) -> dict:
         return {
@@ -39,7 +42,27 @@ class EvalReport:
             "k": self.k,
             "samples": self.samples,
             "by_family": self.by_family,
+            "per_task": self.per_task,
         }
+
+
+def paired_bootstrap(
+    base: EvalReport, new: EvalReport, families=None, n: int = 2000, seed: int = 0
+) -> dict[str, float]:
+    """new − base in pass@1 points over the tasks both ran (optionally only `families`), with a 95 % interval
+    from resampling those tasks with replacement (the same draw for both sides: a paired bootstrap)."""
+    ids = [
+        i
+        for i in base.per_task
+        if i in new.per_task and (families is None or base.per_task[i][0] in families)
+    ]
+    if not ids:
+        return {"delta": 0.0, "lo": 0.0, "hi": 0.0, "tasks": 0}
+    d = torch.tensor([new.per_task[i][1] - base.per_task[i][1] for i in ids], dtype=torch.float64)
+    g = torch.Generator().manual_seed(seed)
+    means = d[torch.randint(len(ids), (n, len(ids)), generator=g)].mean(dim=1)
+    lo, hi = torch.quantile(means, torch.tensor([0.025, 0.975], dtype=torch.float64)).tolist()
+    return {"delta": 100 * d.mean().item(), "lo": 100 * lo, "hi": 100 * hi, "tasks": len(ids)}
 
 
 def summarize(per_task: list[tuple[object, int, int]], k: int) -> EvalReport:
@@ -62,6 +85,7 @@ def summarize(per_task: list[tuple[object, int, int]], k: int) -> EvalReport:
         pass_at_1=sum(c / n for _, n, c in per_task) / N,
         pass_at_k=sum(pass_at_k(n, c, k) for _, n, c in per_task) / N,
         by_family=by_family,
+        per_task={t.id: (t.family, c / n) for t, n, c in per_task},
     )
 
 

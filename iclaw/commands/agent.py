@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 
 DB_HELP = "Trajectory database (default ./trajectories.db)."
-MODEL_HELP = "Registered model name (see `iclaw models list`) or a checkpoint path."
+MODEL_HELP = (
+    "Registered model name (see `iclaw models list`) or a checkpoint path; default: the built-in policy."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -26,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 
 def chat(
-    model: str = typer.Option("demo", "--model", "-m", help=MODEL_HELP),
+    model: str = typer.Option("iclaw-small", "--model", "-m", envvar="ICLAW_MODEL", help=MODEL_HELP),
     yes: bool = typer.Option(
         False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
     ),
@@ -45,7 +47,7 @@ def chat(
 
 def fix(
     command: str = typer.Argument(..., help="The broken command (multi-line text or --python: Python code)."),
-    model: str = typer.Option("demo", "--model", "-m", help=MODEL_HELP),
+    model: str = typer.Option("iclaw-small", "--model", "-m", envvar="ICLAW_MODEL", help=MODEL_HELP),
     yes: bool = typer.Option(
         False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
     ),
@@ -56,7 +58,7 @@ def fix(
     max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) for the fix."),
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
     python: bool = typer.Option(False, "--python", help="COMMAND is Python code."),
-    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (0 = greedy)."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (0 = greedy)."),
 ) -> None:
     from iclaw.agent.fix import fix_main
 

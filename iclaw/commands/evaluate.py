@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -32,7 +33,11 @@ def register(app: typer.Typer) -> None:
 
 
 def eval_cmd(
-    model: str | None = typer.Option(None, "--model", help="Registry name or checkpoint path."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="Registry name or checkpoint path (default: $ICLAW_MODEL, else the built-in policy).",
+    ),
     tasks: Path | None = typer.Option(None, "--tasks", help="Any JSONL task file."),
     split: str = typer.Option(
         "heldout", "--split", help="Generate tasks of this split when --tasks is not given."
@@ -61,14 +66,16 @@ def eval_cmd(
     from rich.console import Console
 
     from iclaw.errors import IclawError
-    from iclaw.tasks import Verifier, generate, load_tasks
+    from iclaw.tasks import Verifier, fill_errors, generate, load_tasks
     from iclaw.train.common import live_progress
     from iclaw.train.setup import safe_sandbox
 
     if oracle and broken:
         raise IclawError("--oracle and --broken are exclusive")
     if not (oracle or broken) and model is None:
-        raise IclawError("--model is required (or --oracle / --broken for a verifier check)")
+        from iclaw.model.registry import DEFAULT_MODEL
+
+        model = os.environ.get("ICLAW_MODEL") or DEFAULT_MODEL  # the built-in policy unless configured
     if k < 1:
         raise IclawError(f"-k: must be >= 1, got {k}")
     temp = temperature if temperature is not None else (0.0 if k == 1 else 0.8)
@@ -79,13 +86,14 @@ def eval_cmd(
         from iclaw.model import registry
 
         registry.resolve(model)
-    task_list = (
-        load_tasks(tasks)
-        if tasks is not None
-        else generate(n, split=split, seed=seed, families=family, sandbox=sandbox)
-    )
-    if family and tasks is not None:
-        task_list = [t for t in task_list if t.family in family]
+    if tasks is not None:
+        task_list = load_tasks(tasks)
+        if family:
+            task_list = [t for t in task_list if t.family in family]
+        # A hand-written task's broken command runs first, so its first turn shows the real output.
+        fill_errors(task_list, sandbox, where=str(tasks))
+    else:
+        task_list = generate(n, split=split, seed=seed, families=family, sandbox=sandbox)
     if not task_list:
         raise IclawError(f"{tasks}: no tasks to evaluate")
     verifier = Verifier(sandbox)
@@ -162,7 +170,7 @@ def demo_cmd(
     ),
     seed: int = typer.Option(0, "--seed"),
     family: list[str] = typer.Option(
-        None, "--family", "-f", help="Only these task families (repeatable; default: all)."
+        None, "--family", "-f", help="Only these task families (repeatable; default: the demo's 19)."
     ),
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Where task files and summary.json go."),
     db: Path | None = DB,
@@ -184,7 +192,7 @@ def demo_cmd(
         sft_coef=sft_coef,
         curriculum=curriculum,
         seed=seed,
-        families=tuple(family) if family else None,
+        **({"families": tuple(family)} if family else {}),
         out_dir=str(out),
     )
     interrupted(run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox))  # exit 130 after a Ctrl-C

@@ -42,12 +42,13 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
             highlight=False,
         )
         return
-    table = Table(title=f"models in {registry.models_dir()}")
+    table = Table(title=f"models in {registry.models_dir()} and built in")
     for col in ("name", "latest", "params", "source", "created"):
         table.add_column(col, overflow="fold")
     for r in rows:
+        name = f"{r['name']} (built-in)" if r.get("builtin") else r["name"]
         table.add_row(
-            r["name"], r["latest"] or "-", _fmt_params(r["params"]), r["source"] or "-", r["created"] or "-"
+            name, r["latest"] or "-", _fmt_params(r["params"]), r["source"] or "-", r["created"] or "-"
         )
     console.print(table)
 
@@ -85,7 +86,15 @@ def info_cmd(
     from iclaw.model import registry
 
     if not registry.is_registered(name):
-        raise registry.unknown_model(name)
+        if registry.builtin_path(name) is None:
+            raise registry.unknown_model(name)
+        path = registry.resolve(name)  # checks the weights' sha256 against the card
+        card = path / "MODEL_CARD.md"
+        if as_json:
+            print(json.dumps({"name": name, "builtin": True, "path": str(path), "card": card.read_text()}))
+        else:
+            print(card.read_text() if card.is_file() else f"{name}: built-in model at {path} (no card)")
+        return
     path = registry.resolve(name)
     info = registry._read_json(registry.model_dir(name) / registry.INFO)
     ck = registry.checkpoint_info(path)
@@ -117,6 +126,13 @@ def info_cmd(
     c.print(f"created:  {out['created']}")
     c.print(f"latest:   {out['latest']}  ({out['path']})")
     c.print("config:   " + ", ".join(f"{k}={v}" for k, v in out["config"].items()))
+    rows = out["config"].get("vocab_size")
+    if out["config"].get("trimmed"):
+        c.print(
+            f"vocab:    trimmed, {rows} GPT-2 ids ({Path(out['path']) / 'vocab.json'}); others are spelled as bytes"
+        )
+    else:
+        c.print(f"vocab:    GPT-2, {rows} rows")
     c.print(
         "latest checkpoint: " + ", ".join(f"{k}={v}" for k, v in out["latest_meta"].items() if v is not None)
     )

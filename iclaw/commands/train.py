@@ -60,6 +60,11 @@ def sft_cmd(
         "--retry",
         help="Fraction of tasks also shown as 'a failed attempt, then the fix' (teaches retrying; 0..1).",
     ),
+    vocab: str = typer.Option(
+        "trimmed",
+        "--vocab",
+        help="With --init: trimmed (rows only for the ids the demonstrations use, plus bytes) or full (GPT-2's 50,304).",
+    ),
     seed: int = typer.Option(0, "--seed"),
     device: str | None = typer.Option(None, "--device", help="cuda, mps or cpu (default: best available)."),
     unsafe_no_sandbox: bool = UNSAFE,
@@ -80,6 +85,7 @@ def sft_cmd(
         seed=seed,
         device=device,
         allow_unsafe=unsafe_no_sandbox,
+        vocab=vocab,
     )
 
 
@@ -129,7 +135,7 @@ def grpo_cmd(
         help="Rollout sampling temperature (> 0); the ratio and the KL are scored at the same temperature.",
     ),
     max_turns: int = typer.Option(2, "--max-turns"),
-    max_new_tokens: int = typer.Option(48, "--max-new-tokens", help="Per policy turn."),
+    max_new_tokens: int = typer.Option(160, "--max-new-tokens", help="Per policy turn."),
     save_every: int = typer.Option(10, "--save-every"),
     kl_max: float = typer.Option(0.5, "--kl-max", help="Stop if the measured KL exceeds this."),
     sft_coef: float = typer.Option(
@@ -242,3 +248,21 @@ def runs_plot(
     from iclaw.train.runs import plot_runs
 
     plot_runs(runs, out, [m.strip() for m in metrics.split(",") if m.strip()], db=db)
+
+
+@train_app.command(
+    "recipe",
+    help="Train the default policy (iclaw-small) from scratch: tasks → SFT (trimmed vocabulary) → GRPO with "
+    "the KL term → held-out and outside-set eval → model card. ~90 min on 2 CPU cores; a rerun resumes.",
+)
+def recipe_cmd(
+    seed: int = typer.Option(0, "--seed"),
+    out_dir: Path = typer.Option(Path("runs/recipe"), "--out-dir", help="Tasks, logs, summary.json, state."),
+    install: bool = typer.Option(
+        False, "--install", help="Copy the result into iclaw/assets/models/ (the shipped built-in copy)."
+    ),
+    unsafe_no_sandbox: bool = UNSAFE,
+) -> None:
+    from iclaw.train.recipe import RecipeConfig, run_recipe
+
+    run_recipe(RecipeConfig(seed=seed, out_dir=str(out_dir)), allow_unsafe=unsafe_no_sandbox, install=install)

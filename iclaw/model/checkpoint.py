@@ -5,6 +5,7 @@ Native format: a directory holding
     model.safetensors   the state dict (lm_head.weight is tied to transformer.wte.weight, so stored once)
     config.json         GPTConfig.to_dict() + metadata: iclaw_format, source, created, parent, step,
                         param_count, and "extra" (any other metadata the caller passed)
+    vocab.json          only for a trimmed vocabulary (config "trimmed": true): the GPT-2 id of each row
     trainer_state.pt    optional: whatever the trainer needs to resume (optimizer, RNG, step), torch.save'd
 
 A checkpoint is written into a hidden sibling (".NAME.tmp-PID-RAND"), every file and the directory are
@@ -30,6 +31,8 @@ import torch
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, GPTConfig
 from iclaw.model.importers import import_hf_gpt2, import_nanogpt
+from iclaw.model.vocab import FILE as VOCAB_FILE
+from iclaw.model.vocab import Vocab
 from iclaw.model.weights import load_state, read_json, read_safetensors, torch_load
 
 FORMAT = 1
@@ -135,6 +138,9 @@ def save_checkpoint(
         _fsync_file(tmp / MODEL_FILE)
         (tmp / CONFIG_FILE).write_text(config_text)
         _fsync_file(tmp / CONFIG_FILE)
+        if model.vocab is not None:
+            model.vocab.save(tmp)
+            _fsync_file(tmp / VOCAB_FILE)
         if trainer_state is not None:
             torch.save(trainer_state, tmp / TRAINER_FILE)
             _fsync_file(tmp / TRAINER_FILE)
@@ -264,7 +270,8 @@ def _load_native(path: Path) -> tuple[GPT, dict]:
     if config.dropout:
         meta["saved_dropout"], config.dropout = config.dropout, 0.0
     sd = read_safetensors(path / MODEL_FILE)
-    model = GPT(config)
+    vocab = Vocab.load(path, config.vocab_size) if config.trimmed else None
+    model = GPT(config, vocab)
     load_state(model, sd, path / MODEL_FILE)
     return model, meta
 

@@ -29,12 +29,15 @@ from torch.nn import functional as F
 from iclaw.errors import IclawError
 from iclaw.model.attention import CausalSelfAttention, MultiHeadLatentAttention, attention_mask, rope_angles
 from iclaw.model.moe import MoE
+from iclaw.model.tokenizer import VOCAB_SIZE
+from iclaw.model.vocab import Vocab
 
 
 @dataclass
 class GPTConfig:
     block_size: int = 1024
     vocab_size: int = 50304  # GPT-2's 50257 padded to a multiple of 64; slots 50257+ hold control tokens
+    trimmed: bool = False  # rows are a trimmed set of GPT-2 ids (iclaw/model/vocab.py), saved as vocab.json
     n_layer: int = 12
     n_head: int = 12
     n_embd: int = 768
@@ -106,8 +109,10 @@ class GPTConfig:
 
 
 PRESETS: dict[str, GPTConfig] = {
-    # tiny: the CPU demo size (~7M params, most of them the 50304-row embedding)
+    # tiny: the CPU demo size (~7M params with GPT-2's 50304 rows, ~1M with a trimmed vocabulary)
     "tiny": GPTConfig(block_size=512, n_layer=4, n_head=4, n_embd=128),
+    # small: the shipped default policy's body (iclaw-small), meant for a trimmed vocabulary
+    "small": GPTConfig(block_size=512, n_layer=6, n_head=6, n_embd=192),
     "124m": GPTConfig(n_layer=12, n_head=12, n_embd=768),
     "350m": GPTConfig(n_layer=24, n_head=16, n_embd=1024),
     "774m": GPTConfig(n_layer=36, n_head=20, n_embd=1280),
@@ -181,9 +186,19 @@ class KVCache:
 
 
 class GPT(nn.Module):
-    def __init__(self, config: GPTConfig):
+    def __init__(self, config: GPTConfig, vocab: Vocab | None = None):
         super().__init__()
+        if vocab is not None:  # the config follows the vocabulary: rows = its ids
+            config.vocab_size, config.trimmed = len(vocab), True
+        elif config.trimmed:
+            raise IclawError(f"model config: a trimmed vocabulary of {config.vocab_size} rows needs its ids")
         self.config = config
+        self.vocab = vocab
+        if vocab is not None:  # GPT-2 id -> row (-1: not in the vocabulary), and row -> GPT-2 id
+            row_of = torch.full((VOCAB_SIZE,), -1, dtype=torch.long)
+            row_of[torch.tensor(vocab.ids)] = torch.arange(len(vocab))
+            self.register_buffer("row_of", row_of, persistent=False)
+            self.register_buffer("id_of", torch.tensor(vocab.ids, dtype=torch.long), persistent=False)
         modules = dict(wte=nn.Embedding(config.vocab_size, config.n_embd))
         if config.pos == "learned":
             modules["wpe"] = nn.Embedding(config.block_size, config.n_embd)
@@ -251,6 +266,27 @@ class GPT(nn.Module):
                 m.load.zero_()
         return load / load.sum(dim=-1, keepdim=True).clamp(min=1)
 
+    def rows(self, ids: torch.Tensor) -> torch.Tensor:
+        """GPT-2 ids -> this model's rows (the identity for a full vocabulary). An id the model has no row for
+        is an error: text for a trimmed model goes through `Vocab.fit` first."""
+        if self.vocab is None:
+            return ids
+        r = self.row_of[ids]
+        if bool((r < 0).any()):
+            bad = ids[r < 0][:5].tolist()
+            raise IclawError(f"token ids {bad} are not in the model's trimmed vocabulary (use Vocab.fit)")
+        return r
+
+    def ids(self, rows: torch.Tensor) -> torch.Tensor:
+        """This model's rows (e.g. sampled ones) -> GPT-2 ids."""
+        return rows if self.vocab is None else self.id_of[rows]
+
+    def fit(self, ids: list[int], *aligned: list):
+        """Token ids (and aligned lists) this model can read: out-of-vocabulary ids spelled as bytes."""
+        if self.vocab is None:
+            return (ids, *aligned) if aligned else ids
+        return self.vocab.fit(ids, *aligned)
+
     def new_cache(self, batch: int, max_len: int) -> KVCache:
         p = self.lm_head.weight
         return KVCache(self, batch, min(max_len, self.config.block_size), p.device, p.dtype)
@@ -265,7 +301,7 @@ class GPT(nn.Module):
             )
         if pos is None:
             pos = torch.arange(start, start + T, device=idx.device)[None, :].expand(B, T)
-        x = self.transformer.wte(idx)
+        x = self.transformer.wte(self.rows(idx))
         if "wpe" in self.transformer:
             x = x + self.transformer.wpe(pos)
         rope = rope_angles(pos, self.rope_dim, self.config.rope_theta) if self.rope_dim else None
@@ -278,11 +314,14 @@ class GPT(nn.Module):
         return self.transformer.ln_f(x)
 
     def forward(self, idx, targets=None, *, cache: KVCache | None = None, pos=None, key_mask=None):
-        """Logits (B, T, V); with `targets`, also the mean cross-entropy (targets of -1 are ignored)."""
+        """Logits over the model's rows (B, T, V); with `targets` (GPT-2 ids, -1 = ignore), also the mean
+        cross-entropy."""
         x = self.hidden(idx, cache=cache, pos=pos, key_mask=key_mask)
         logits = self.lm_head(x)
         loss = None
         if targets is not None:
+            if self.vocab is not None:
+                targets = torch.where(targets < 0, targets, self.rows(targets.clamp(min=0)))
             loss = F.cross_entropy(
                 logits.float().view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1
             )
@@ -297,7 +336,7 @@ def token_logprobs(model: GPT, idx: torch.Tensor, key_mask: torch.Tensor | None 
         pos = (key_mask.long().cumsum(1) - 1).clamp(min=0)
     logits, _ = model(idx[:, :-1], pos=None if pos is None else pos[:, :-1], key_mask=key_mask)
     logp = F.log_softmax(logits.float(), dim=-1)
-    return logp.gather(-1, idx[:, 1:, None]).squeeze(-1)
+    return logp.gather(-1, model.rows(idx[:, 1:])[..., None]).squeeze(-1)
 
 
 def cpu_has_bf16() -> bool:

@@ -70,8 +70,9 @@ def perplexity(model, ids: list[int], *, stride: int | None = None, device=None,
             continue
         chunk = x[w.begin : w.end]
         logits, _ = model(chunk[None, :-1])  # (1, L-1, V): position i predicts chunk[i+1]
-        logits = logits[0, -w.n_scored :, :N_BASE].float()
-        targets = chunk[-w.n_scored :]
+        # a full vocabulary's padded control slots are not text; a trimmed one has only real rows
+        logits = logits[0, -w.n_scored :, : N_BASE if model.vocab is None else None].float()
+        targets = model.rows(chunk[-w.n_scored :])
         total += F.cross_entropy(logits, targets, reduction="sum").item()
         count += w.n_scored
     model.train(was_training)
@@ -84,4 +85,5 @@ def perplexity_of_text(
 ) -> dict:
     from iclaw.model.tokenizer import get_tokenizer
 
-    return perplexity(model, get_tokenizer().encode(text), stride=stride, device=device, where=where)
+    ids = model.fit(get_tokenizer().encode(text))  # a trimmed vocabulary scores the byte spelling
+    return perplexity(model, ids, stride=stride, device=device, where=where)

@@ -26,6 +26,9 @@ from iclaw.errors import IclawError
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 LATEST = "latest"
 INFO = "info.json"
+DEFAULT_MODEL = "iclaw-small"  # what fix, chat and eval use without --model (or $ICLAW_MODEL)
+BUILTIN_ID = "built-in"  # the ckpt_id a shipped model reports
+SHA_FILE = "model.safetensors.sha256"  # beside a shipped model's weights: their sha256, also in its card
 
 
 def iclaw_home() -> Path:
@@ -75,6 +78,44 @@ def _read_json(path: Path) -> dict:
         return d if isinstance(d, dict) else {}
     except (OSError, ValueError):
         return {}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Built-in models: shipped inside the package (iclaw/assets/models/<name>/), read-only. A user's own registry
+# entry of the same name wins, so `train grpo --model iclaw-small --out iclaw-small` makes the user's copy
+# the one every command (and a running chat's hot-reload) uses from then on.
+
+
+def builtin_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "assets" / "models"
+
+
+def builtin_names() -> list[str]:
+    d = builtin_dir()
+    return sorted(p.name for p in d.iterdir() if (p / "config.json").is_file()) if d.is_dir() else []
+
+
+def builtin_path(name: str) -> Path | None:
+    p = builtin_dir() / name
+    return p if NAME_RE.match(name) and (p / "config.json").is_file() else None
+
+
+def check_builtin(path: Path) -> Path:
+    """A shipped model's weights must be the ones its card names: a corrupted install is an error, never a
+    silent fallback to other weights."""
+    import hashlib
+
+    weights, expected = path / "model.safetensors", (path / SHA_FILE).read_text().split()[0]
+    h = hashlib.sha256()
+    with open(weights, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    if h.hexdigest() != expected:
+        raise IclawError(
+            f"{weights}: sha256 {h.hexdigest()[:16]}… does not match the model card's {expected[:16]}…; "
+            "the installed weights are corrupted (reinstall iclaw)"
+        )
+    return path
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -133,6 +174,23 @@ def list_models() -> list[dict]:
                 "created": info.get("created"),
                 "checkpoints": len(checkpoint_ids(name)),
                 "path": str(checkpoint_path(name, latest)) if latest else None,
+                "builtin": False,
+            }
+        )
+    for name in builtin_names():
+        if name in names():
+            continue  # the user's own entry of that name wins
+        ck = checkpoint_info(builtin_dir() / name)
+        out.append(
+            {
+                "name": name,
+                "latest": BUILTIN_ID,
+                "params": ck.get("param_count"),
+                "source": "built-in (shipped with iclaw)",
+                "created": ck.get("created"),
+                "checkpoints": 1,
+                "path": str(builtin_dir() / name),
+                "builtin": True,
             }
         )
     return out
@@ -162,6 +220,8 @@ def resolve(name_or_path: str | Path) -> Path:
         if not p.is_dir():
             raise IclawError(f"model '{s}': latest checkpoint {ckpt} is missing ({p})")
         return p
+    if builtin_path(s) is not None:
+        return check_builtin(builtin_path(s))
     if Path(s).exists():
         return Path(s)
     raise unknown_model(s)
@@ -172,14 +232,16 @@ def is_registered(name: str) -> bool:
 
 
 def unknown_model(name: str) -> IclawError:
-    known = ", ".join(names()) or "none"
+    known = ", ".join(sorted(set(names()) | set(builtin_names()))) or "none"
     return IclawError(
         f"unknown model '{name}' (known: {known}; import one with `iclaw models import PATH --name NAME`)"
     )
 
 
 def _name_and_id(path: Path) -> tuple[str | None, str | None]:
-    """(name, ckpt_id) if `path` is a checkpoint inside the registry, else (None, None)."""
+    """(name, ckpt_id) if `path` is a checkpoint inside the registry or a built-in model, else (None, None)."""
+    if path.resolve().parent == builtin_dir():
+        return path.name, BUILTIN_ID
     try:
         rel = path.resolve().relative_to(models_dir().resolve())
     except ValueError:

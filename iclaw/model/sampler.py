@@ -186,6 +186,7 @@ def generate(
                 cdf = probs.cumsum(dim=-1)
                 nxt = torch.searchsorted(cdf, u * cdf[:, -1:]).squeeze(-1).clamp(max=probs.size(-1) - 1)
             lp = logp.gather(-1, nxt[:, None]).squeeze(-1)
+            nxt = model.ids(nxt)  # the model's rows -> GPT-2 ids: everything outside the model speaks those
             idx[active, cur] = nxt
             nxt_l, lp_l, rows = nxt.tolist(), lp.tolist(), active.tolist()
             for j, r in enumerate(rows):

@@ -68,6 +68,16 @@ class Tokenizer:
             out.append(self._enc.decode(run, errors="replace"))
         return "".join(out)
 
+    def byte_id(self, b: int) -> int:
+        """The id of the single-byte token for byte value `b`."""
+        return self._enc.encode_single_token(bytes([b]))
+
+    def token_bytes(self, i: int) -> bytes:
+        """The bytes a BPE id stands for (a control marker's text for a marker id)."""
+        if i in ID_TO_SPECIAL:
+            return ID_TO_SPECIAL[i].encode()
+        return self._enc.decode_single_token_bytes(i)
+
     def decode_text(self, ids: list[int]) -> str:
         """Decode only the BPE ids (control/unused ids dropped): for tool-call bodies."""
         return self._enc.decode([i for i in ids if i < EOT], errors="replace")

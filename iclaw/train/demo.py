@@ -33,6 +33,12 @@ import torch
 from iclaw.train.common import INTERRUPTED, TIME_UP, stop_on_ctrl_c, stop_requested
 from iclaw.train.runs import console, report_table, write_json
 
+DEMO_FAMILIES = (
+    "cmd-typo", "flag-typo", "quote", "pipe", "file-typo", "listed-file", "wrong-file", "wrong-ext", "mkdir-exists",
+    "mkdir-outcome", "py-syntax", "py-name", "py-indent", "py-type", "py-attr", "py-file-typo", "py-listed-file",
+    "py-wrong-file", "py-wrong-ext",
+)  # fmt: skip
+
 
 @dataclass
 class DemoConfig:
@@ -41,9 +47,8 @@ class DemoConfig:
     # budgets in steps, so that a seed gives the same demo-sft on every run and machine (a wall-clock budget
     # made one seed's warm-up 1,010 steps in one run and 966 in the next: 32.9 vs 30.1 held-out); the minutes
     # only cap them on a machine too slow to finish (~8.3 and ~3.2 min on 2 CPU cores; the whole demo 17-19).
-    # The split favours the warm-up: at 1,400 SFT steps instead of 900, demo-sft held 39.4 % instead of 30.1,
-    # the equal-time control then gained nothing (38.9) and 30 GRPO steps still gave +13.3 on the hard
-    # families (session 6; a second run at 1,300 + 30 steps: 40.3, control 39.4, hard +1.7, 19.7 min)
+    # The split favours the warm-up: a longer SFT left the equal-time control nothing to gain while GRPO
+    # still lifted the hard families (see docs/LOG.md, 2026-11-30)
     sft_steps: int = 1300
     grpo_steps: int = 26
     sft_minutes: float = 9.0
@@ -53,7 +58,7 @@ class DemoConfig:
     group_size: int = 8
     tasks_per_step: int = 8
     # 1e-4, not 4e-4: from the same three warm-ups (seeds 0-2), 26 steps at 1e-4 gave the hard families +6.7,
-    # +6.7, +8.3 and overall +1.4, -1.4, +0.0; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (README)
+    # +6.7, +8.3 and overall +1.4, -1.4, +0.0; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (docs/LOG.md)
     grpo_lr: float = 1e-4
     beta: float = 0.04
     filter_zero_variance: bool = (
@@ -61,7 +66,7 @@ class DemoConfig:
     )
     # off: drawing GRPO's tasks by how often their family's groups had reward variance (loop.FamilyCurriculum)
     # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 25.8) but did not score better: full demos
-    # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (README)
+    # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (docs/LOG.md)
     curriculum: bool = False
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
     temperature: float = 1.0
@@ -75,7 +80,9 @@ class DemoConfig:
     look_first: float = 0.75
     retry: float = 0.25
     seed: int = 0
-    families: tuple[str, ...] | None = None  # None: every generated family
+    # the demo's environment: the first 19 families (the 20-minute budget; `-f` picks others, `--all-families`
+    # every one). The shipped policy's recipe (recipe.py) trains on all of them.
+    families: tuple[str, ...] | None = DEMO_FAMILIES
     out_dir: str = "runs/demo"
     preset: str = "tiny"
 
@@ -99,10 +106,11 @@ def capped(res: dict, phase: str, steps: int, minutes: float, flag: str) -> None
 
 def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful: ExitStack) -> dict:
     from iclaw.agent.episode import EpisodeConfig
-    from iclaw.agent.evaluate import evaluate
+    from iclaw.agent.evaluate import evaluate, paired_bootstrap
     from iclaw.agent.policy import Policy
     from iclaw.model import registry
     from iclaw.model.gpt import GPT, default_device, preset
+    from iclaw.model.vocab import Vocab
     from iclaw.store import Store
     from iclaw.tasks import Verifier, generate, save_tasks
     from iclaw.tasks.generate import resolve_families
@@ -182,6 +190,20 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
         if base and after:
             summary["delta_overall_points"] = 100 * (after.pass_at_1 - base.pass_at_1)
             summary["delta_hard_points"] = 100 * (hard_mean(after) - hard_mean(base))
+        # paired bootstrap 95 % intervals over the held-out tasks (the same tasks and seed on both sides)
+        pairs = [("demo − demo-sft", base, after), ("demo − control", reports.get("SFT control"), after)]
+        summary["intervals"] = {}
+        for label, a, b in pairs:
+            if a and b:
+                summary["intervals"][label] = {
+                    "overall": paired_bootstrap(a, b),
+                    "multi-turn/outcome-only": paired_bootstrap(a, b, families=set(hard)),
+                }
+                for part, iv in summary["intervals"][label].items():
+                    console.print(
+                        f"{label}, {part}: {iv['delta']:+.1f} points, 95 % interval [{iv['lo']:+.1f}, "
+                        f"{iv['hi']:+.1f}] over {iv['tasks']} tasks"
+                    )
         write_json(out / "summary.json", summary)
         store.close()
         if summary["stopped"]:
@@ -205,7 +227,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
     torch.manual_seed(cfg.seed)
-    model = GPT(preset(cfg.preset)).to(dev)
+    model = GPT(preset(cfg.preset), Vocab.build(t for t, _ in demos)).to(dev)  # rows: the ids demos use
     sft_cfg = SFTConfig(
         lr=cfg.sft_lr, batch_size=16, steps=cfg.sft_steps, minutes=cfg.sft_minutes, seed=cfg.seed
     )

@@ -135,7 +135,9 @@ def train_distill(
             raise IclawError(f"--student: {e}") from None
         policy = Policy.load(student_source, device=dev)
     model = policy.model
-    teacher, teacher_source = load_teacher(teacher_name, model, tdev, cfg.teacher_dtype, echo, cfg.student)
+    teacher, teacher_source = load_teacher(
+        teacher_name, model, tdev, cfg.teacher_dtype, echo, cfg.student, cfg.kl
+    )
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
     restore_or_seed(opt, trainer_state, cfg.seed, rank)
 
@@ -272,8 +274,8 @@ def run_distill(
                 registry.resolve(name)
             except IclawError as e:
                 raise IclawError(f"{flag}: {e}") from None
-    tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
+    tasks = task_pool(tasks_file, from_db, db, sandbox=sandbox)
     echo(f"distilling {cfg.teacher} into {cfg.student} → {cfg.out} on {len(tasks)} tasks (--kl {cfg.kl})")
     with Store(db) as store, stop_on_ctrl_c():
         summary = train_distill(

@@ -203,7 +203,7 @@ def distill_update(
         with autocast(device, cfg.amp):
             logits = position_logits(model, mb.idx, mb.mask)  # (N, V)
         logp_all = F.log_softmax(logits.float(), dim=-1)
-        logp_new = logp_all.gather(-1, mb.idx[:, 1:][keep][:, None]).squeeze(-1)
+        logp_new = logp_all.gather(-1, model.rows(mb.idx[:, 1:][keep])[:, None]).squeeze(-1)
         if cfg.kl == "sampled":
             adv = distill_advantages(old, tch, a_seq, W)
             loss, st = token_pg_loss(logp_new, old, adv, ones, cfg.eps, cfg.eps_high)

@@ -6,7 +6,10 @@
     kl     = exp(ref - new) - (ref - new) - 1                                   k3: >= 0, unbiased on samples of pi
     loss   = sum((pg + beta * kl) * mask) / sum(mask)                           token-mean over the batch (DAPO)
 
-Every default reproduces exactly this; each option is one documented line away from it.
+What runs by default (one epoch over each batch, ppo_epochs = 1): logp_old is the update's own forward, so
+ratio == 1 and the clip never acts; the gradient is that of the policy-gradient term -A * logp_new, token-mean
+over the batch, plus beta * k3. The ratio and the clip change anything only with ppo_epochs > 1.
+Each option is one documented line away from the formula.
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ def logprobs_and_entropy(
     def head(x):
         return lm_head(x) if temperature == 1.0 else lm_head(x) / temperature
 
-    targets = idx[:, 1:]
+    targets = model.rows(idx[:, 1:])  # the head scores the model's rows (a trimmed vocabulary's, or all)
     if mask is None:
         logp_all = F.log_softmax(head(h).float(), dim=-1)
         logp = logp_all.gather(-1, targets[..., None]).squeeze(-1)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from iclaw.errors import IclawError
 from iclaw.train.common import INTERRUPTED, interrupted, stop_on_ctrl_c, stop_requested
-from iclaw.train.setup import safe_sandbox, task_pool
+from iclaw.train.setup import load_task_file, safe_sandbox, task_pool
 
 console = Console(highlight=False)
 
@@ -37,21 +37,24 @@ def run_sft(
     allow_unsafe: bool,
     look_first: float = 0.0,
     retry: float = 0.0,
+    vocab: str = "trimmed",
     show_progress: bool = True,
 ) -> dict:
     from iclaw.model import registry
     from iclaw.model.gpt import GPT, default_device, preset
-    from iclaw.tasks import load_tasks
+    from iclaw.model.vocab import Vocab
     from iclaw.train.common import MetricsLog, live_progress, new_run_id
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
+    if vocab not in ("trimmed", "full"):
+        raise IclawError(f"--vocab: must be trimmed or full, got {vocab!r}")
     if (init is None) == (model is None):
         raise IclawError(
             "give exactly one of --init PRESET (fresh model) or --model NAME (continue training)"
         )
     registry.check_name(out)
-    tasks = load_tasks(tasks_file)
     sandbox = safe_sandbox(allow_unsafe)
+    tasks = load_task_file(tasks_file, sandbox)
     for flag, frac in (("--look-first", look_first), ("--retry", retry)):
         if not 0.0 <= frac <= 1.0:
             raise IclawError(f"{flag}: {frac} is not a fraction between 0 and 1")
@@ -62,8 +65,9 @@ def run_sft(
         raise IclawError(f"{tasks_file}: no task has a `reference` fix, so there is nothing to imitate")
     dev = torch.device(device) if device else default_device()
     torch.manual_seed(seed)
-    if init is not None:
-        net, parent = GPT(preset(init)).to(dev), f"init:{init}"
+    if init is not None:  # from scratch: by default only the ids the demonstrations use get rows
+        trimmed = Vocab.build(t for t, _ in examples) if vocab == "trimmed" else None
+        net, parent = GPT(preset(init), trimmed).to(dev), f"init:{init}"
     else:
         net, meta = registry.load(model, device=dev)
         parent = meta.get("path")
@@ -139,8 +143,8 @@ def run_grpo(
         start = Path(state["reference"])
     else:
         start = registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
-    tasks = task_pool(tasks_file, from_db, db)
     sandbox = safe_sandbox(allow_unsafe)
+    tasks = task_pool(tasks_file, from_db, db, sandbox=sandbox)
     # before the store: a bad flag writes nothing
     demos = ptx_demos(cfg.sft_coef, tasks, sandbox, start, cfg.seed)
     with _store(db) as store, stop_on_ctrl_c():
@@ -189,12 +193,12 @@ def run_ablate_beta(
     from iclaw.agent.evaluate import evaluate
     from iclaw.agent.policy import Policy
     from iclaw.model import registry
-    from iclaw.tasks import Verifier, load_tasks
+    from iclaw.tasks import Verifier
     from iclaw.train.trainer import GRPOConfig, train_grpo
 
     start = registry.resolve(model)
-    tasks, heldout = load_tasks(tasks_file), load_tasks(heldout_file)
     sandbox = safe_sandbox(allow_unsafe)
+    tasks, heldout = load_task_file(tasks_file, sandbox), load_task_file(heldout_file, sandbox)
     verifier = Verifier(sandbox)
     demos = ptx_demos(sft_coef, tasks, sandbox, start, seed)
     rows, stopped = [], False

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from iclaw.agent.episode import task_request
+from iclaw.agent.episode import task_request, unroot
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.train.rollout import collate
 
@@ -77,7 +77,7 @@ def demonstrations(
     for i, t in enumerate(usable):
         u = rng.random()
         if u < look_first:
-            extra.append((i, "bash", LOOK, True))
+            extra.append((i, "bash", t.look or LOOK, True))
         elif u < look_first + retry:
             extra.append((i, t.kind, t.broken, False))
     fixes = _observe_in_fixtures([(t, t.kind, t.reference) for t in usable], sandbox, obs_chars)
@@ -125,7 +125,11 @@ def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[li
             write_fixture(t.files or {}, d)
             runs.append((kind, code, d))
         results = sandbox.run_many(runs)
-    return [observation_tokens(format_output(r.stdout, r.stderr, r.exit_code, obs_chars)) for r in results]
+    dirs = [d for _, _, d in runs]
+    return [
+        observation_tokens(format_output(unroot(r.stdout, d), unroot(r.stderr, d), r.exit_code, obs_chars))
+        for r, d in zip(results, dirs)
+    ]
 
 
 def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -145,6 +149,7 @@ def train_sft(
     from iclaw.train.common import INTERRUPTED, TIME_UP, make_optimizer, stop_requested
 
     block = model.config.block_size
+    examples = [model.fit(t, m) for t, m in examples]  # a trimmed vocabulary spells unknown ids as bytes
     examples = [(t[:block], m[:block]) for t, m in examples]
     rng = random.Random(cfg.seed)
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)

@@ -228,6 +228,8 @@ def train_grpo(
         policy = Policy.load(cfg.model, device=dev)
         ref_source = str(registry.resolve(cfg.model))
     model = policy.model
+    if demos:  # the ptx term's demonstrations, in ids the model has rows for
+        demos = [model.fit(t, m) for t, m in demos]
     ref = None
     if cfg.beta != 0 or cfg.measure_kl:  # the KL anchor: the starting policy, frozen
         ref_model, _ = registry.load(ref_source, device=dev)

@@ -1,0 +1,111 @@
+"""A trimmed vocabulary for models trained from scratch: the GPT-2 ids a corpus uses, and nothing else.
+
+GPT-2's 50,304-row embedding/head is most of a 7M-parameter policy and most of its compute, while the
+agent's corpus uses about a thousand distinct tokens. A model built from scratch therefore keeps only
+
+    every GPT-2 id its corpus uses  +  the 256 single-byte tokens  +  the control markers,
+
+padded (with further GPT-2 ids) to a multiple of 64, so that every row is a real GPT-2 id. Text stays GPT-2
+BPE: a token outside the kept set is replaced by the byte tokens it is made of (`fit`), so nothing is lost
+and nothing becomes "unknown". Everything outside the model -- protocol, masks, store, parser -- keeps
+speaking GPT-2 ids; the model maps ids to its rows on the way in, and the sampler and the log-prob
+functions map rows back through `GPT.rows` / `GPT.ids` (iclaw/model/gpt.py).
+
+Imported GPT-2 / nanoGPT checkpoints keep the full vocabulary (no Vocab at all).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from iclaw.errors import IclawError
+from iclaw.model.tokenizer import DONE, EOT, VOCAB_SIZE, get_tokenizer
+
+MARKERS = tuple(range(EOT, DONE + 1))  # <|endoftext|> and the agent's control tokens
+FILE = "vocab.json"
+
+
+@lru_cache(maxsize=1)
+def byte_ids() -> tuple[int, ...]:
+    """The GPT-2 id of each single byte 0..255 (GPT-2 BPE has a token for every byte)."""
+    tok = get_tokenizer()
+    return tuple(tok.byte_id(b) for b in range(256))
+
+
+class Vocab:
+    """The sorted GPT-2 ids a model has rows for; row i of the model is GPT-2 id `ids[i]`."""
+
+    def __init__(self, ids: Iterable[int], where: str = "vocabulary"):
+        self.ids = sorted(set(int(i) for i in ids))
+        bad = [i for i in self.ids if not 0 <= i < VOCAB_SIZE]
+        if bad:
+            raise IclawError(f"{where}: ids outside GPT-2's 0..{VOCAB_SIZE - 1}: {bad[:5]}")
+        missing = sorted((set(byte_ids()) | set(MARKERS)) - set(self.ids))
+        if missing:
+            raise IclawError(
+                f"{where}: the byte tokens and control markers must be kept; missing {missing[:5]}"
+            )
+        self.kept = frozenset(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocab) and self.ids == other.ids
+
+    @classmethod
+    def build(cls, corpus: Iterable[Iterable[int]], multiple: int = 64) -> Vocab:
+        """Every id in `corpus` (sequences of GPT-2 ids), the bytes and the markers, padded with the lowest
+        unused GPT-2 ids to a multiple of `multiple` rows (matmul-friendly, as nanoGPT pads 50257)."""
+        keep = set(byte_ids()) | set(MARKERS)
+        for seq in corpus:
+            keep.update(seq)
+        keep.discard(-1)
+        target = -(-len(keep) // multiple) * multiple
+        spare = (i for i in range(EOT) if i not in keep)
+        while len(keep) < target:
+            keep.add(next(spare))
+        return cls(keep)
+
+    def fit(self, ids: list[int], *aligned: list) -> list[int] | tuple[list, ...]:
+        """`ids` with every id outside the vocabulary spelled out as its byte tokens (lossless: decoding gives
+        the same text). Lists in `aligned` (a mask, log-probs) are stretched along with it, each value
+        repeated for the bytes of the token it belonged to."""
+        if all(i in self.kept for i in ids):
+            return (ids, *aligned) if aligned else ids
+        tok, byte = get_tokenizer(), byte_ids()
+        out, rest = [], [[] for _ in aligned]
+        for k, i in enumerate(ids):
+            pieces = [i] if i in self.kept else [byte[b] for b in tok.token_bytes(i)]
+            out += pieces
+            for r, a in zip(rest, aligned):
+                r += [a[k]] * len(pieces)
+        return (out, *rest) if aligned else out
+
+    # --- on disk: vocab.json beside model.safetensors
+
+    def save(self, directory: Path) -> None:
+        (Path(directory) / FILE).write_text(json.dumps({"gpt2_ids": self.ids}) + "\n")
+
+    @classmethod
+    def load(cls, directory: Path, rows: int) -> Vocab:
+        """Read `vocab.json` of a checkpoint whose model has `rows` embedding rows; one clear error if the
+        file is missing, unreadable or does not match the model."""
+        path = Path(directory) / FILE
+        if not path.is_file():
+            raise IclawError(f"{path}: missing (the model has a trimmed vocabulary of {rows} rows)")
+        try:
+            ids = json.loads(path.read_text())["gpt2_ids"]
+            if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+                raise ValueError("gpt2_ids is not a list of integers")
+        except (ValueError, KeyError, TypeError) as e:
+            raise IclawError(f"{path}: not a vocabulary file ({e})") from None
+        if len(set(ids)) != len(ids):
+            raise IclawError(f"{path}: {len(ids) - len(set(ids))} duplicate ids")
+        vocab = cls(ids, where=str(path))
+        if len(vocab) != rows:
+            raise IclawError(f"{path}: {len(vocab)} ids, but the model has {rows} embedding rows")
+        return vocab

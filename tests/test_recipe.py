@@ -1,0 +1,44 @@
+"""`iclaw train recipe` end to end at a toy size (slow: `pytest -m slow`): tasks, SFT with a trimmed
+vocabulary, GRPO, held-out eval, the model card with its sha256, the installed built-in copy, and a rerun
+that skips the finished phases."""
+
+import json
+
+import pytest
+
+from iclaw.model import registry
+from iclaw.train.recipe import RecipeConfig, run_recipe
+
+pytestmark = pytest.mark.slow
+
+
+def test_recipe_at_toy_size(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(registry, "builtin_dir", lambda: tmp_path / "assets")
+    cfg = RecipeConfig(
+        name="toy",
+        train_per_family=3,
+        heldout_per_family=2,
+        preset="tiny",
+        sft_steps=4,
+        grpo_steps=1,
+        group_size=2,
+        tasks_per_step=2,
+        out_dir=str(tmp_path / "run"),
+        outside=str(tmp_path / "none.jsonl"),
+        families=("cmd-typo", "wrong-file", "mkdir-outcome"),
+    )
+    s = run_recipe(cfg, install=True)
+    assert set(s["heldout"]) == {"toy-sft", "toy"} and s["heldout"]["toy"]["tasks"] == 6
+    shipped = tmp_path / "assets" / "toy"
+    card = (shipped / "MODEL_CARD.md").read_text()
+    sha = (shipped / registry.SHA_FILE).read_text().split()[0]
+    assert f"`{sha}`" in card and "| wrong-file |" in card and (shipped / "curves.png").stat().st_size > 0
+    assert json.loads((shipped / "config.json").read_text())["trimmed"] is True
+    model, meta = registry.load("toy")  # a user's "toy" exists too (the recipe published it): theirs wins
+    assert meta["name"] == "toy" and model.vocab is not None
+
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert {"sft", "grpo"} <= set(state)
+    again = run_recipe(cfg)  # both training phases are skipped; only the evaluation runs again
+    assert again["sft"] == s["sft"] and again["grpo"]["run_id"] == s["grpo"]["run_id"]
