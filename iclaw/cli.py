@@ -20,6 +20,23 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from iclaw import __version__
+
+        print(f"iclaw {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """A terminal agent with a local GPT-2-family policy (see `iclaw COMMAND --help`)."""
+
+
 def _register_all() -> None:
     # Order here is the order in `iclaw --help`.
     from iclaw.commands import agent, arch, distill, evaluate, models, sandbox, store, tasks, train

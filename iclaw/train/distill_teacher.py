@@ -23,6 +23,7 @@ def resolve_teacher_dtype(name: str, device: torch.device) -> torch.dtype:
 def check_teacher(teacher, student, teacher_name: str, student_name: str, kl: str = "sampled") -> str | None:
     """Raise on a teacher that cannot grade the student's tokens; return a warning line for a smaller one.
     Depth and width may differ freely: the teacher only has to score the same token ids."""
+
     # Both speak GPT-2 ids; the teacher must have a row for every id the student can write (a trimmed
     # vocabulary's ids, or all of a full one's rows). The `full` KL compares whole rows: the same rows.
     def ids(m) -> set[int]:

@@ -36,15 +36,15 @@ MAX_NEW_TOKENS = 160  # per turn: a fixed Python program is a few lines, longer 
 class RecipeConfig:
     name: str = "iclaw-small"
     train_per_family: int = 120
-    heldout_per_family: int = 30
+    heldout_per_family: int = 15
     preset: str = "small"  # 6 x 192: tiny (4 x 128) plateaued at SFT loss 0.22, 19 % on dev (docs/LOG.md)
-    sft_steps: int = 9000
+    sft_steps: int = 4000
     sft_minutes: float = 45.0
     sft_lr: float = 2e-3
     batch_size: int = 16
     look_first: float = 0.25  # single-turn demonstrations also shown as "ls, then the fix"
     retry: float = 0.25  # ... and as "a failed attempt, then the fix"
-    grpo_steps: int = 30
+    grpo_steps: int = 20
     grpo_minutes: float = 10.0
     grpo_lr: float = 1e-4
     beta: float = 0.04
@@ -263,7 +263,7 @@ def _curves(out: Path, sft_run: str, grpo_run: str, png: Path) -> None:
 
     panels = [
         (sft_run, "loss", "SFT loss"),
-        (grpo_run, "reward", "GRPO reward"),
+        (grpo_run, "reward_mean", "GRPO reward (mean)"),
         (grpo_run, "kl", "GRPO KL to SFT"),
     ]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
