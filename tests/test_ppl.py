@@ -231,5 +231,5 @@ def test_models_list_and_info_render(hf, tmp_path):
     assert (
         text.exit_code == 0 and "checkpoints (1, oldest first)" in text.stdout and "← latest" in text.stdout
     )
-    empty = runner.invoke(app, ["models", "list"], env={"ICLAW_HOME": str(tmp_path)})
-    assert "no models in" in empty.stdout
+    empty = runner.invoke(app, ["models", "list", "--json"], env={"ICLAW_HOME": str(tmp_path)})
+    assert [(m["name"], m["builtin"]) for m in json.loads(empty.stdout)] == [("iclaw-small", True)]

@@ -41,7 +41,8 @@ def test_home_default_and_override(monkeypatch, tmp_path):
 
 
 def test_publish_latest_resolve_load(home):
-    assert registry.list_models() == [] and registry.latest_id("demo") is None
+    assert [r["name"] for r in registry.list_models()] == ["iclaw-small"]  # only the built-in policy
+    assert registry.latest_id("demo") is None
     a = registry.publish("demo", small(0), meta={"step": 120, "source": "test"})
     assert a.startswith("step000120-") and registry.latest_id("demo") == a
     b = registry.publish("demo", small(1), meta={"step": 130, "parent": a}, trainer_state={"step": 130})
@@ -60,7 +61,7 @@ def test_publish_latest_resolve_load(home):
     by_path, meta_b = registry.load(home / "models" / "demo" / "checkpoints" / b)
     assert meta_b["ckpt_id"] == b and meta_b["parent"] == a and meta_b["step"] == 130
 
-    (rows,) = registry.list_models()
+    (rows,) = [r for r in registry.list_models() if not r["builtin"]]
     assert rows["name"] == "demo" and rows["latest"] == c and rows["checkpoints"] == 3
     assert rows["params"] == small().num_params() and rows["source"] == "test"
 
@@ -76,7 +77,7 @@ def test_import_native_checkpoint_and_name_errors(home, tmp_path):
 
     with pytest.raises(
         IclawError,
-        match=r"unknown model 'nope' \(known: mine; import one with `iclaw models import PATH --name NAME`\)",
+        match=r"unknown model 'nope' \(known: iclaw-small, mine; import one with `iclaw models import PATH --name NAME`\)",
     ):
         registry.resolve("nope")
     with pytest.raises(IclawError, match=r"no such file or directory"):
@@ -133,7 +134,7 @@ def test_publish_killed_mid_save_leaves_latest_complete(home, tmp_path):
     assert registry.latest_id("demo") == first
     model, meta = registry.load("demo")
     assert meta["step"] == 1 and meta["ckpt_id"] == first
-    assert registry.list_models()[0]["checkpoints"] == 1
+    assert [r for r in registry.list_models() if not r["builtin"]][0]["checkpoints"] == 1
     nxt = registry.publish(
         "demo", model, meta={"step": 3}
     )  # the next publish clears the dead save's leftovers
