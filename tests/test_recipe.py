@@ -1,4 +1,4 @@
-"""`iclaw train recipe` end to end at a toy size (slow: `pytest -m slow`): tasks, SFT with a trimmed
+"""`iclaw train recipe` end to end at a toy size (a few seconds): tasks, SFT with a trimmed
 vocabulary, GRPO, held-out eval, the model card with its sha256, the installed built-in copy, and a rerun
 that skips the finished phases."""
 
@@ -8,8 +8,6 @@ import pytest
 
 from iclaw.model import registry
 from iclaw.train.recipe import RecipeConfig, run_recipe
-
-pytestmark = pytest.mark.slow
 
 
 def test_recipe_at_toy_size(tmp_path, monkeypatch):

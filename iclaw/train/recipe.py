@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from iclaw.errors import IclawError
 from iclaw.train.common import stop_on_ctrl_c, stop_requested
 from iclaw.train.runs import console, report_table, write_json
 
@@ -103,9 +104,10 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     out.mkdir(parents=True, exist_ok=True)
     state_file = out / "state.json"
     state = json.loads(state_file.read_text()) if state_file.is_file() else {}
-    if state and state.get("config") != asdict(cfg):
-        raise RuntimeError(f"{state_file}: made with another config; use another --out-dir or delete it")
-    state["config"] = asdict(cfg)
+    config = json.loads(json.dumps(asdict(cfg)))  # as state.json holds it (tuples become lists)
+    if state and state.get("config") != config:
+        raise IclawError(f"{state_file}: made with another config; use another --out-dir or delete it")
+    state["config"] = config
     sandbox = safe_sandbox(allow_unsafe)
     verifier = Verifier(sandbox)
     dev = default_device()
