@@ -4,8 +4,6 @@ that skips the finished phases."""
 
 import json
 
-import pytest
-
 from iclaw.model import registry
 from iclaw.train.recipe import RecipeConfig, run_recipe
 
