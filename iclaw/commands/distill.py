@@ -33,7 +33,10 @@ def distill(
         0.0, "--reward-weight", help="W: add W x the verifier's GRPO advantage (0 = pure distillation)."
     ),
     kl: str = typer.Option(
-        "sampled", "--kl", help="sampled (log p_s - log p_t at the drawn token) | full (whole-vocabulary KL)."
+        "sampled",
+        "--kl",
+        help="sampled (log p_s - log p_t at the drawn token; the teacher needs a row for every student token id) "
+        "| full (whole-vocabulary KL; teacher and student need the same vocabulary).",
     ),
     group_size: int = typer.Option(4, "--group-size", help="Student episodes per task (G)."),
     tasks_per_step: int = typer.Option(8, "--tasks-per-step"),

@@ -30,7 +30,7 @@ import torch
 
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, GPTConfig
-from iclaw.model.importers import import_hf_gpt2, import_nanogpt
+from iclaw.model.importers import hf_config, import_hf_gpt2, import_nanogpt, nanogpt_config
 from iclaw.model.vocab import FILE as VOCAB_FILE
 from iclaw.model.vocab import Vocab
 from iclaw.model.weights import load_state, read_json, read_safetensors, torch_load
@@ -210,6 +210,42 @@ def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> tup
     return model.to(device).eval(), meta
 
 
+def read_config(path: Path | str) -> tuple[GPTConfig, Vocab | None] | None:
+    """The model config (dropout 0) and trimmed vocabulary of a checkpoint `load_checkpoint` reads, without
+    reading its weights, so that shapes and memory can be checked before a load; None where that cannot be
+    told cheaply (a nanoGPT ckpt.pt that is not a zip file, or that torch's safe loader refuses).
+    A nanoGPT file is memory-mapped: only its small `model_args` dict is really read."""
+    path = Path(path).expanduser()
+    kind = detect(path)
+    if kind == "native":
+        config, _ = _native_config(path)
+        config.dropout = 0.0
+        return config, (Vocab.load(path, config.vocab_size) if config.trimmed else None)
+    if kind == "hf":
+        return hf_config(path)[0], None
+    file = path if path.is_file() else path / "ckpt.pt"
+    try:
+        args = torch.load(file, map_location="cpu", mmap=True, weights_only=True)["model_args"]
+    except Exception:  # legacy (non-zip) files cannot be mapped; the full load reports real problems
+        return None
+    return nanogpt_config(args, file), None
+
+
+def weights_bytes(path: Path | str) -> int:
+    """Bytes of the weight file(s) a load of `path` reads into memory: model.safetensors, a nanoGPT ckpt.pt
+    (with any optimizer state it holds), or a Hugging Face directory's weights, all shards."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return path.stat().st_size
+    for name in (MODEL_FILE, "ckpt.pt", "pytorch_model.bin"):
+        if (path / name).is_file():
+            return (path / name).stat().st_size
+    for index in sorted(path.glob("*.index.json")):  # sharded HF weights
+        shards = set((read_json(index).get("weight_map") or {}).values())
+        return sum((path / f).stat().st_size for f in shards if (path / f).is_file())
+    return 0
+
+
 def detect(path: Path) -> str:
     """'native' | 'nanogpt' | 'hf'; IclawError naming the path if it is none of them."""
     if not path.exists():
@@ -255,7 +291,8 @@ def _build_config(d: dict, where: Path) -> GPTConfig:
 # Loading: native
 
 
-def _load_native(path: Path) -> tuple[GPT, dict]:
+def _native_config(path: Path) -> tuple[GPTConfig, dict]:
+    """(model config, all of config.json) of a native checkpoint dir."""
     cfg_path = path / CONFIG_FILE
     info = read_json(cfg_path)
     fmt = info.get("iclaw_format")
@@ -263,7 +300,11 @@ def _load_native(path: Path) -> tuple[GPT, dict]:
         raise IclawError(
             f"{cfg_path}: iclaw_format {fmt!r} is not supported (this iclaw reads format {FORMAT})"
         )
-    config = _build_config({k: v for k, v in info.items() if k not in META_KEYS}, cfg_path)
+    return _build_config({k: v for k, v in info.items() if k not in META_KEYS}, cfg_path), info
+
+
+def _load_native(path: Path) -> tuple[GPT, dict]:
+    config, info = _native_config(path)
     meta = {k: info.get(k) for k in META_KEYS if k != "extra"}
     meta.update(info.get("extra") or {})
     meta["format"] = "native"

@@ -46,9 +46,7 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
             f"{file}: not a nanoGPT checkpoint (expected a dict with 'model' and 'model_args'; got {what})"
         )
     args = ckpt["model_args"]
-    absent = [k for k in NANOGPT_ARGS if k not in args]
-    if absent:
-        raise IclawError(f"{file}: model_args lacks {', '.join(absent)}")
+    config = nanogpt_config(args, file)
     sd = {}
     for k, v in ckpt["model"].items():
         k = k.removeprefix("_orig_mod.")
@@ -59,18 +57,8 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
         sd[k] = v
     if "transformer.wte.weight" not in sd:
         raise IclawError(f"{file}: state dict has no transformer.wte.weight (keys: {listing(list(sd))})")
-    vocab = check_vocab(int(args["vocab_size"]), file)
-    config = GPTConfig(
-        block_size=int(args["block_size"]),
-        vocab_size=vocab,
-        n_layer=int(args["n_layer"]),
-        n_head=int(args["n_head"]),
-        n_embd=int(args["n_embd"]),
-        dropout=0.0,
-        bias=bool(args["bias"]),
-    )
     if sd["transformer.wte.weight"].shape[0] == int(args["vocab_size"]):
-        pad_vocab(sd, vocab)
+        pad_vocab(sd, config.vocab_size)
     model = GPT(config)
     load_state(model, sd, file)
     step = ckpt.get("iter_num")
@@ -87,6 +75,22 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
     if args.get("dropout"):
         meta["saved_dropout"] = float(args["dropout"])
     return model, meta
+
+
+def nanogpt_config(args: dict, file: Path) -> GPTConfig:
+    """The GPTConfig of a nanoGPT checkpoint's `model_args`: vocab padded to 50304, dropout 0."""
+    absent = [k for k in NANOGPT_ARGS if k not in args]
+    if absent:
+        raise IclawError(f"{file}: model_args lacks {', '.join(absent)}")
+    return GPTConfig(
+        block_size=int(args["block_size"]),
+        vocab_size=check_vocab(int(args["vocab_size"]), file),
+        n_layer=int(args["n_layer"]),
+        n_head=int(args["n_head"]),
+        n_embd=int(args["n_embd"]),
+        dropout=0.0,
+        bias=bool(args["bias"]),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -122,15 +126,10 @@ def _read_weights(file: Path) -> dict[str, torch.Tensor]:
     return sd
 
 
-def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
-    """A Hugging Face GPT-2 directory (config.json + model.safetensors or pytorch_model.bin).
-
-    Keys may carry "transformer." (GPT2LMHeadModel) or not (GPT2Model); Conv1D weights are transposed into
-    nn.Linear layout; the causal-mask buffers .attn.bias / .attn.masked_bias are skipped; vocab padded to 50304.
-    Config options that would change the math (activation, LayerNorm epsilon, attention scaling, MLP width)
-    must match what our GPT computes, else IclawError.
-    """
-    path = Path(dir).expanduser()
+def hf_config(path: Path) -> tuple[GPTConfig, dict]:
+    """The GPTConfig of a Hugging Face GPT-2 directory (vocab padded to 50304, dropout 0) and its raw
+    config.json, read without the weights. Options our GPT does not compute are an IclawError."""
+    path = Path(path).expanduser()
     if not path.is_dir():
         raise IclawError(f"{path}: not a directory (expected a Hugging Face GPT-2 directory)")
     cfg_path = path / "config.json"
@@ -155,6 +154,28 @@ def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
     if absent or not ("n_positions" in c or "n_ctx" in c):
         raise IclawError(f"{cfg_path}: missing {', '.join(absent) or 'n_positions'}")
 
+    config = GPTConfig(
+        block_size=int(c.get("n_positions", c.get("n_ctx"))),
+        vocab_size=check_vocab(int(c["vocab_size"]), cfg_path),
+        n_layer=int(c["n_layer"]),
+        n_head=int(c["n_head"]),
+        n_embd=n_embd,
+        dropout=0.0,
+        bias=True,
+    )
+    return config, c
+
+
+def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
+    """A Hugging Face GPT-2 directory (config.json + model.safetensors or pytorch_model.bin).
+
+    Keys may carry "transformer." (GPT2LMHeadModel) or not (GPT2Model); Conv1D weights are transposed into
+    nn.Linear layout; the causal-mask buffers .attn.bias / .attn.masked_bias are skipped; vocab padded to 50304.
+    Config options that would change the math (activation, LayerNorm epsilon, attention scaling, MLP width)
+    must match what our GPT computes, else IclawError.
+    """
+    path = Path(dir).expanduser()
+    config, c = hf_config(path)
     raw, weights_file = _hf_state_dict(path)
     sd = {}
     for k, v in raw.items():
@@ -168,18 +189,8 @@ def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
         sd[k] = v.contiguous()
     if "transformer.wte.weight" not in sd:
         raise IclawError(f"{weights_file}: no wte.weight (keys: {listing(list(raw))})")
-    vocab = check_vocab(int(c["vocab_size"]), cfg_path)
-    config = GPTConfig(
-        block_size=int(c.get("n_positions", c.get("n_ctx"))),
-        vocab_size=vocab,
-        n_layer=int(c["n_layer"]),
-        n_head=int(c["n_head"]),
-        n_embd=n_embd,
-        dropout=0.0,
-        bias=True,
-    )
     if sd["transformer.wte.weight"].shape[0] == int(c["vocab_size"]):
-        pad_vocab(sd, vocab)
+        pad_vocab(sd, config.vocab_size)
     model = GPT(config)
     load_state(model, sd, weights_file)
     meta = {

@@ -10,7 +10,8 @@
         publish a checkpoint every save_every steps (atomic; `latest` pointer), exactly like GRPO
 
 The teacher is frozen, keeps its own device and dtype, and must share the student's tokenizer: it scores the
-student's token ids (distill_teacher.py: loading and checks).
+student's token ids (distill_teacher.py: loading, and the vocabulary, block-size and memory checks, all made
+from the configs before any weights are read).
 
 The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
 `sampled_tokens`) is shared with GRPO: iclaw/train/loop.py.
@@ -27,7 +28,7 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.common import interrupted, stop_on_ctrl_c
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
-from iclaw.train.distill_teacher import load_teacher, resolve_teacher_dtype
+from iclaw.train.distill_teacher import check_pair, load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
 from iclaw.train.loop import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import collate_episodes, rollout_stats
@@ -274,6 +275,7 @@ def run_distill(
                 registry.resolve(name)
             except IclawError as e:
                 raise IclawError(f"{flag}: {e}") from None
+        check_pair(cfg.teacher, cfg.student, cfg.kl)  # vocabularies and block sizes, from the configs
     sandbox = safe_sandbox(allow_unsafe)
     tasks = task_pool(tasks_file, from_db, db, sandbox=sandbox)
     echo(f"distilling {cfg.teacher} into {cfg.student} → {cfg.out} on {len(tasks)} tasks (--kl {cfg.kl})")
