@@ -413,6 +413,34 @@ def test_mine_tasks_from_store(tmp_path, sandbox):
     assert load_tasks(tmp_path / "cli.jsonl") == loaded
 
 
+def test_mine_a_fix_the_user_typed_by_hand(tmp_path, sandbox):
+    """The policy failed on `cta notes.txt`, the user then typed `cat notes.txt` themselves: that pair is a
+    task. A next command that is another request (`sotr` -> `cat`), or runs elsewhere, is not."""
+    from iclaw.store import Store
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    for d in (work, other):
+        d.mkdir()
+        (d / "notes.txt").write_text("milk\neggs\n")
+    (work / "t.db-wal").write_text("")  # the store's own files are never part of a fixture
+    failed = [
+        call(0, "bash", "cta notes.txt", 127, stderr="bash: cta: command not found", cwd=str(work)),
+        call(0, "bash", "ls", 0, stdout="notes.txt\n", cwd=str(work)),
+        call(1, "bash", "touch notes.txt", 0, cwd=str(work)),  # the policy's wrong "fix" exits 0 too
+    ]
+    by_hand = [call(0, "bash", "cat notes.txt", 0, stdout="milk\neggs\n", cwd=str(work))]
+    with Store(tmp_path / "traj.db") as store:
+        store.log_episode(source="chat", tool_calls=failed)
+        store.log_episode(source="fix", tool_calls=by_hand)
+        store.log_episode(source="chat", tool_calls=[{**failed[0], "input": "sotr notes.txt"}])
+        store.log_episode(source="chat", tool_calls=by_hand)  # not a small edit of `sotr notes.txt`
+        store.log_episode(source="chat", tool_calls=[{**failed[0], "cwd": str(other)}])
+        store.log_episode(source="chat", tool_calls=by_hand)  # another directory
+    (t,) = mine_tasks(tmp_path / "traj.db", check=True, sandbox=sandbox)
+    assert (t.broken, t.reference, t.kind, t.multi_turn) == ("cta notes.txt", "cat notes.txt", "bash", False)
+    assert t.files == {"notes.txt": "milk\neggs\n"} and "command not found" in t.error
+
+
 def test_mine_rejects_missing_or_foreign_db(tmp_path):
     with pytest.raises(IclawError, match="no such trajectory database"):
         mine_tasks(tmp_path / "none.db")

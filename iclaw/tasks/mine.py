@@ -5,6 +5,9 @@ Two sources, per episode:
     failed input, reference = the first later success that is not just a look around (ls, pwd, ...);
     if there were calls in between, the task is marked multi-turn.
   * an episode the user rated good: broken = its first command, reference = its final_command.
+  * the user fixed it by hand: a chat / fix episode whose first command (the user's) failed, followed by the
+    next chat / fix episode in the same directory whose first command worked and is close to the failed one
+    (difflib ratio >= 0.85): broken = the failed command, reference = the user's own.
 The fixture is recovered where we can: the task file the episode came from (by task_id), the episode's
 meta["files"], or the files now in the recorded working directory (tool_calls.cwd) if it still exists;
 otherwise the fixture is empty. Duplicates (same kind, broken, reference) are dropped. With check=True each
@@ -14,6 +17,7 @@ non-empty stdout) and reproduces itself.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import sqlite3
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
 LOOK_AROUND = {"ls", "pwd", "find", "tree", "file", "stat", "whoami", "echo", "which"}
 SNAPSHOT_MAX_FILES = 32
 SNAPSHOT_MAX_BYTES = 64 * 1024
+NOT_FIXTURE = (".db", ".db-wal", ".db-shm", ".db-journal")  # the trajectory store itself, if it lives there
+BY_HAND_RATIO = 0.85  # `cta notes.txt` -> `cat notes.txt` 0.92, but `sotr notes.txt` -> `cat notes.txt` 0.81
 
 
 def _failed(call: dict) -> bool:
@@ -58,6 +64,7 @@ def _snapshot(cwd: str | None) -> dict[str, str] | None:
             any(part.startswith(".") for part in p.relative_to(root).parts)
             or p.is_symlink()
             or not p.is_file()
+            or p.name.endswith(NOT_FIXTURE)
         ):
             continue
         try:
@@ -67,6 +74,18 @@ def _snapshot(cwd: str | None) -> dict[str, str] | None:
         except (OSError, UnicodeDecodeError):
             continue
     return files
+
+
+def _fixed_by_hand(failed: dict, nxt: dict) -> bool:
+    """The user's next command is their own fix of the failed one: same tool and directory, it worked, and
+    it is a small edit of the failed one rather than a new request."""
+    return (
+        nxt["tool"] == failed["tool"]
+        and nxt.get("cwd") == failed.get("cwd")
+        and not _failed(nxt)
+        and not _looks_around(nxt)
+        and difflib.SequenceMatcher(None, failed["input"], nxt["input"]).ratio() >= BY_HAND_RATIO
+    )
 
 
 def _open_db(db_path: str | Path):
@@ -127,8 +146,13 @@ def mine_tasks(
             )
         )
 
+    prev: tuple[dict, list[dict]] | None = None  # the last chat / fix episode whose user command failed
     for ep in db.query("select * from episodes order by id"):
         calls = [c for c in calls_by_ep.get(ep["id"], []) if c["tool"] in ("bash", "python")]
+        if ep.get("source") in ("chat", "fix") and calls:
+            if prev is not None and _fixed_by_hand(prev[1][0], calls[0]):
+                add(*prev, prev[1][0], calls[0]["input"], multi_turn=False)
+            prev = (ep, calls) if _failed(calls[0]) else None
         for i, c in enumerate(calls):
             if not _failed(c):
                 continue
