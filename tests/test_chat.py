@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 from test_chat_support import (
     BROKEN,
     Pty,
+    Screen,
     emitter_model,
     iclaw_argv,
     one_thread,
@@ -25,6 +29,7 @@ from test_chat_support import (
     send_later,
     subprocess_env,
     tiny_model,
+    type_at_prompts,
     use_home,
 )
 
@@ -35,6 +40,7 @@ from iclaw.model import registry
 from iclaw.store import Store
 
 ENTER, CTRL_C, CTRL_D, CTRL_U, ESC_ENTER = "\r", "\x03", "\x04", "\x15", "\x1b\r"
+PROMPT, ASK = "iclaw>", "run it? [Y]es"  # the input line; a confirmation with nothing typed ahead
 
 
 @pytest.fixture
@@ -45,8 +51,10 @@ def ws(tmp_path):
 
 
 def run_chat(tmp_path, ws, keys, **kw) -> tuple[Chat, str]:
-    """Run a whole chat session over a pipe input that receives `keys`; returns (chat, printed text)."""
-    out = io.StringIO()
+    """Run a whole chat over a pipe input; returns (chat, printed text). `keys`: (prompt text, keys) steps,
+    each typed once the next prompt shows that text (see type_at_prompts), or a plain list of keys, all typed
+    ahead at once (only for chats that never ask to confirm: a confirmation discards typed-ahead keys)."""
+    out, screen = io.StringIO(), Screen()
     with create_pipe_input() as inp, one_thread():
         chat = Chat(
             kw.pop("model", "demo"),
@@ -54,12 +62,17 @@ def run_chat(tmp_path, ws, keys, **kw) -> tuple[Chat, str]:
             cwd=ws,
             console=Console(file=out, width=400, highlight=False),
             input=inp,
-            output=DummyOutput(),
+            output=screen,
             history_path=tmp_path / "history",
             **{"max_turns": 1, "temperature": 0.0, **kw},
         )
-        send_later(inp, keys)
+        if keys and isinstance(keys[0], tuple):
+            errors = type_at_prompts(inp, screen, keys)
+        else:
+            errors = []
+            send_later(inp, keys)
         chat.run()
+    assert not errors, errors[0] + "\n" + out.getvalue()
     return chat, out.getvalue()
 
 
@@ -83,12 +96,12 @@ def test_session_edit_approve_rate_logged(tmp_path, ws, monkeypatch):
     use_home(monkeypatch, tmp_path / "home")
     ckpt = publish("demo", emitter_model())
     keys = [
-        BROKEN + ENTER,
-        "e",
-        CTRL_U + "echo hi there" + ENTER,
-        "/rate good" + ENTER,
-        "/history" + ENTER,
-        CTRL_D,
+        (PROMPT, BROKEN + ENTER),
+        (ASK, "e"),
+        ("edit>", CTRL_U + "echo hi there" + ENTER),
+        (PROMPT, "/rate good" + ENTER),
+        (PROMPT, "/history" + ENTER),
+        (PROMPT, CTRL_D),
     ]
     chat, out = run_chat(tmp_path, ws, keys)
     assert "model (turn 1)" in out and "you (edited)" in out and "fixed: echo hi there" in out, out
@@ -122,16 +135,16 @@ def test_yes_decline_and_multiline_python(tmp_path, ws, monkeypatch):
     use_home(monkeypatch, tmp_path / "home")
     publish("demo", emitter_model())
     keys = [
-        BROKEN + ENTER,
-        CTRL_C,  # at "run it?": the turn is cancelled, the session goes on
-        "half-typed" + CTRL_C,  # at the prompt: the line is dropped
-        BROKEN + ENTER,
-        "n",  # declined: only the user's own run is logged
-        BROKEN + ENTER,
-        "a",  # always: runs, and auto-approve is on from here
-        "x = 1\\" + ENTER + "print(x +" + ESC_ENTER + ")" + ENTER,  # python, fails with a SyntaxError
-        "/yes" + ENTER,
-        "/quit" + ENTER,
+        (PROMPT, BROKEN + ENTER),
+        (ASK, CTRL_C),  # at "run it?": the turn is cancelled, the session goes on
+        (PROMPT, "half-typed" + CTRL_C),  # at the prompt: the line is dropped
+        (PROMPT, BROKEN + ENTER),
+        (ASK, "n"),  # declined: only the user's own run is logged
+        (PROMPT, BROKEN + ENTER),
+        (ASK, "a"),  # always: runs, and auto-approve is on from here
+        (PROMPT, "x = 1\\" + ENTER + "print(x +" + ESC_ENTER + ")" + ENTER),  # python: a SyntaxError
+        (PROMPT, "/yes" + ENTER),
+        (PROMPT, "/quit" + ENTER),
     ]
     chat, out = run_chat(tmp_path, ws, keys)
     assert "cancelled · logged as episode 1" in out
@@ -139,7 +152,8 @@ def test_yes_decline_and_multiline_python(tmp_path, ws, monkeypatch):
     with Store(tmp_path / "t.db") as store:
         eps = [store.episode(r["id"]) for r in reversed(store.episodes(source="chat"))]
     assert [len(e["tool_calls"]) for e in eps] == [1, 1, 2, 2]
-    assert eps[0]["meta"]["end"] == "cancelled" and eps[0]["meta"]["approvals"] == []
+    assert eps[0]["meta"]["end"] == "interrupted" and eps[0]["meta"]["approvals"] == []
+    assert [e["status"] for e in eps] == ["failed", "failed", "passed", "failed"]
     assert eps[1]["meta"]["approvals"][0]["decision"] == "declined" and eps[1]["final_command"] is None
     assert eps[2]["final_command"] == "echo hi" and eps[2]["tool_calls"][1]["exit_code"] == 0
     py = eps[3]["tool_calls"][0]
@@ -281,3 +295,144 @@ def test_hot_reload_in_a_running_chat(tmp_path, ws, monkeypatch):
     assert [r["checkpoint"] for r in rows] == [first, second]
     assert all(r["model"] == "demo" for r in rows)
     assert json.dumps(rows[1]["meta"])  # logged and readable
+
+
+TYPED = 'pyhton3 -c "print(1)"'  # the user's next broken command, typed while the model works
+
+
+def test_typed_ahead_keys_never_answer(tmp_path, ws, monkeypatch):
+    """Keys typed before a confirmation is up (here: the next command and its Enter, sent with the first
+    one) are not its answer: Enter then does not say yes, and an answer letter counts only after a pause.
+    Keys typed at the question in one stream are typing too. Either way the proposed `echo hi` never runs,
+    and what was typed comes back in the next input line, which only the user's own Enter submits."""
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    typed2 = 'pyhton3 -c "print(2)"'  # its `y` would answer yes if typing counted
+    keys = [
+        (PROMPT, BROKEN + ENTER + TYPED + ENTER),  # all at once: TYPED is typed ahead of the question
+        ("kept for the next line", [ENTER, 0.5, "n"]),  # Enter: no answer; `n` after a pause: declined
+        (f"{PROMPT} {TYPED}", ENTER),  # back in the line, not submitted until this Enter
+        (ASK, [typed2 + ENTER, 0.5, "n"]),  # typed at the question: typing, not answers
+        (f"{PROMPT} {typed2}", CTRL_U + CTRL_D),
+    ]
+    chat, out = run_chat(tmp_path, ws, keys)
+    with Store(tmp_path / "t.db") as store:
+        eps = [store.episode(r["id"]) for r in reversed(store.episodes(source="chat"))]
+        ran = [r["input"] for r in store.db.query("SELECT input FROM tool_calls ORDER BY id")]
+    assert ran == [BROKEN, TYPED], out  # `echo hi` was never run
+    assert [e["meta"]["approvals"][0]["decision"] for e in eps] == ["declined", "declined"]
+    assert [c["exit_code"] for e in eps for c in e["tool_calls"]] == [127, 127]
+
+
+def test_typed_ahead_in_a_terminal_never_answers(tmp_path, ws, monkeypatch):
+    """The issue, on a real terminal: the next command typed while the model works sits in the tty (cooked
+    mode, not yet read by anyone). The confirmation takes it off the input before it asks; the pending
+    command does not run; the typed command comes back, whole, in the next line."""
+    home = use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    db = tmp_path / "t.db"
+    term = Pty(
+        iclaw_argv("chat", "--max-turns", "1", "--temperature", "0", "--db", str(db)),
+        subprocess_env(home),
+        ws,
+    )
+    try:
+        term.expect(PROMPT)
+        term.send(BROKEN + ENTER)
+        time.sleep(0.3)  # the input line is done: these keys wait in the terminal
+        term.send(TYPED + ENTER)
+        asked = term.expect(r"run it\? press y/n/e/a \(what you typed is kept for the next line\)")
+        time.sleep(0.5)
+        term.send("n")
+        line = term.expect(re.escape(f"{PROMPT} {TYPED}"), start=asked.end())
+        term.send(CTRL_U + CTRL_D)
+        term.expect("bye", start=line.end())
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    with Store(db) as store:
+        (ep,) = store.episodes(source="chat")
+        ep = store.episode(ep["id"])
+    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [(BROKEN, 127)]
+    assert ep["status"] == "failed" and ep["meta"]["approvals"][0]["decision"] == "declined"
+
+
+def calls_so_far(db) -> list[tuple]:
+    """(status, input, exit code) of every logged call, read by another connection while the chat runs."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT e.status, c.input, c.exit_code FROM tool_calls c JOIN episodes e ON e.id = c.episode_id "
+            "ORDER BY c.id"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_every_call_is_logged_as_it_runs(tmp_path, ws, monkeypatch):
+    """The issue's lost calls: a command runs, `n` at the model's first proposal, an edited one runs, Ctrl-D
+    at the next. Each call is in the store (another connection reads it) while the episode still runs, and
+    the ended episode has every call, a status and how it ended."""
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    db = tmp_path / "t.db"
+    seen = []
+
+    def look(keys):
+        return lambda: (seen.append(calls_so_far(db)), keys)[1]
+
+    keys = [
+        (PROMPT, BROKEN + ENTER),
+        (ASK, "n"),
+        (ASK, look("e")),
+        ("edit>", CTRL_U + "exit 3" + ENTER),
+        (ASK, look(CTRL_D)),  # Ctrl-D: declined, and the turn stops
+        (PROMPT, CTRL_D),
+    ]
+    chat, out = run_chat(tmp_path, ws, keys, max_turns=3)
+    assert seen == [
+        [("running", BROKEN, 127)],
+        [("running", BROKEN, 127), ("running", "exit 3", 3)],
+    ]
+    with Store(db) as store:
+        (row,) = store.episodes(source="chat")
+        ep = store.episode(row["id"])
+    assert [(c["turn"], c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [
+        (0, BROKEN, 127),
+        (1, "exit 3", 3),
+    ]
+    assert ep["status"] == "failed" and ep["meta"]["end"] == "eof" and ep["final_command"] == "exit 3"
+    assert [a["decision"] for a in ep["meta"]["approvals"]] == ["declined", "edited", "declined"]
+    assert [t["role"] for t in ep["turns"]] == ["user", "assistant", "obs", "assistant", "obs", "assistant"]
+    assert ep["ended_at"] and "no working fix (eof)" in out
+
+
+def test_kill_9_keeps_every_call(tmp_path, ws, monkeypatch):
+    """A chat process killed with SIGKILL right after a call ran (the output shows it): the call is in the
+    store, with its exit code, and the episode says "running" (it never ended)."""
+    home = use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    db = tmp_path / "t.db"
+    argv = iclaw_argv("chat", "--max-turns", "3", "--temperature", "0", "--db", str(db))
+    term = Pty(argv, subprocess_env(home), ws)
+    try:
+        term.expect(PROMPT)
+        term.send(BROKEN + ENTER)
+        asked = term.expect(r"run it\?")
+        term.send("e")
+        edit = term.expect("edit>", start=asked.end())
+        term.send(CTRL_U + "exit 3" + ENTER)
+        term.expect(r"exit 3\s+\S+ \d+ ms", start=edit.end())  # it ran: the terminal shows its exit code
+        term.proc.send_signal(signal.SIGKILL)
+        term.proc.wait(timeout=30)
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+        os.close(term.master)
+    with Store(db) as store:
+        (row,) = store.episodes(source="chat")
+        ep = store.episode(row["id"])
+    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [(BROKEN, 127), ("exit 3", 3)]
+    assert ep["status"] == "running" and ep["ended_at"] is None
+    assert ep["meta"]["broken_exit"] == 127 and ep["model"] == "demo" and ep["checkpoint"]

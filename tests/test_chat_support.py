@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
+from prompt_toolkit.output import DummyOutput
 
 from iclaw.agent.protocol import (
     action_tokens,
@@ -124,6 +125,62 @@ def send_later(inp, keys: list[str | bytes], delay: float = 0.0) -> threading.Th
     t = threading.Thread(target=feed, daemon=True)
     t.start()
     return t
+
+
+class Screen(DummyOutput):
+    """A prompt-toolkit output that keeps what each prompt draws, so that a test types only once the prompt
+    it means is up: keys sent earlier are typed ahead, and a confirmation never takes those as its answer."""
+
+    def __init__(self):
+        self.text = ""
+        self.starts: list[int] = []  # where in `text` each prompt's drawing begins
+
+    def write(self, data: str) -> None:
+        self.text += data
+
+    write_raw = write
+
+    def enable_bracketed_paste(self) -> None:  # once per prompt, at its first drawing (its input is attached)
+        self.starts.append(len(self.text))
+
+    def drawn(self, i: int) -> str:
+        """What the i-th prompt drew so far ("" if it has not started)."""
+        if i >= len(self.starts):
+            return ""
+        return self.text[self.starts[i] : self.starts[i + 1] if i + 1 < len(self.starts) else None]
+
+
+def type_at_prompts(inp, screen: Screen, steps: list[tuple[str, object]], timeout: float = 120) -> list[str]:
+    """From a thread: for the i-th (text, keys) step wait until the i-th prompt shows `text`, then type
+    `keys`: a str or bytes, a float (a pause, in seconds), a callable (called then, its result typed) or a
+    list of these. Returns a list that receives an error if a prompt never shows its text (the input is
+    then closed, so the chat ends instead of hanging)."""
+    errors: list[str] = []
+
+    def send(keys) -> None:
+        if callable(keys):
+            send(keys())
+        elif isinstance(keys, list):
+            for k in keys:
+                send(k)
+        elif isinstance(keys, float):
+            time.sleep(keys)
+        else:
+            inp.send_bytes(keys if isinstance(keys, bytes) else keys.encode("utf-8"))
+
+    def feed() -> None:
+        for i, (text, keys) in enumerate(steps):
+            deadline = time.monotonic() + timeout
+            while text not in screen.drawn(i):
+                if time.monotonic() > deadline:
+                    errors.append(f"prompt {i} never showed {text!r}; it drew {screen.drawn(i)[-300:]!r}")
+                    inp.close()
+                    return
+                time.sleep(0.01)
+            send(keys)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return errors
 
 
 def paste(text: str | bytes) -> bytes:

@@ -138,3 +138,25 @@ def test_nothing_to_fix_and_bad_flags(tmp_path, ws, monkeypatch):
         )
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert p.stderr.startswith(msg), p.stderr
+
+
+def test_replay_passed_failed_cover_fix_episodes(tmp_path, ws, monkeypatch):
+    """`iclaw replay --passed/--failed` covers fix episodes: passed when the final command exited 0 (a fix
+    that worked, or a command that worked as given), failed when it did not."""
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    publish("other", tiny_model(0))  # untrained: no fix
+    db = str(tmp_path / "t.db")
+    assert fix([BROKEN, "--yes", "--db", db, "--max-turns", "2"]).exit_code == 0  # 1: fixed
+    assert fix(["echo ok", "--yes", "--db", db]).exit_code == 0  # 2: nothing to fix
+    assert fix([BROKEN, "--yes", "--db", db, "--max-turns", "1", "--model", "other"]).exit_code == 1  # 3
+
+    def ids(*flags: str) -> list[int]:
+        r = runner.invoke(app, ["replay", "--db", db, "--source", "fix", "--json", *flags])
+        assert r.exit_code == 0, r.output
+        return [e["id"] for e in json.loads(r.stdout)]
+
+    assert ids("--passed") == [2, 1] and ids("--failed") == [3] and ids() == [3, 2, 1]
+    with Store(db) as store:
+        ends = [store.episode(i)["meta"]["end"] for i in (1, 2, 3)]
+    assert ends[:2] == ["submitted", "nothing_to_fix"] and ends[2] in ("no_fix", "max_turns", "truncated")

@@ -357,3 +357,54 @@ def test_threads_share_one_store(store, tmp_path):
     with ThreadPoolExecutor(8) as pool:
         ids = list(pool.map(work, range(40)))
     assert len(set(ids)) == 40 and store.count("tool_calls") == 800
+
+
+def test_live_episode_begin_append_end(store):
+    """An interactive episode written as it runs: the row first ("running", no end time), each call in its
+    own short transaction (readable by another connection at once), then the verdict and meta."""
+    eid = store.begin_episode(
+        source="chat",
+        model="demo",
+        meta={"kind": "bash"},
+        turns=[{"turn": 0, "role": "user", "text": "ehco hi"}],
+        tool_calls=[call(0, input="ehco hi", exit_code=127)],
+    )
+    ep = store.episode(eid)
+    assert ep["status"] == "running" and ep["ended_at"] is None and ep["started_at"]
+    store.append(eid, turns=[{"turn": 0, "role": "assistant", "text": "echo hi"}], tool_calls=[call(0)])
+    other = sqlite3.connect(store.path)  # another process's view: committed already
+    assert other.execute("SELECT input, exit_code FROM tool_calls ORDER BY id").fetchall() == [
+        ("ehco hi", 127),
+        ("echo item0", 0),
+    ]
+    other.close()
+    assert store.episodes(passed=True) == [] and store.episodes(passed=False) == []  # running: neither
+    store.end_episode(eid, "passed", final_command="echo hi", meta={"end": "submitted"}, tool_calls=[call(1)])
+    ep = store.episode(eid)
+    assert ep["status"] == "passed" and ep["ended_at"] and ep["final_command"] == "echo hi"
+    assert ep["meta"] == {"end": "submitted"} and len(ep["tool_calls"]) == 3 and len(ep["turns"]) == 2
+    assert [r["id"] for r in store.episodes(passed=True)] == [eid]
+    with pytest.raises(IclawError, match="status"):
+        store.end_episode(eid, "fixed")
+    with pytest.raises(IclawError, match="not ended"):
+        store.end_episode(eid, "running")
+    with pytest.raises(IclawError, match="no such episode"):
+        store.end_episode(eid + 1, "failed")
+
+
+def test_migration_gives_old_chat_and_fix_episodes_a_verdict(tmp_path):
+    """A version-1 file: chat / fix episodes without a status. Opening it migrates them to passed / failed
+    by meta.fixed (what they get as they end now); other episodes keep theirs."""
+    path = tmp_path / "old.db"
+    with Store(path) as s:
+        s.log_episode(source="chat", meta={"fixed": True, "end": "submitted"})
+        s.log_episode(source="fix", meta={"fixed": False, "end": "max_turns"})
+        s.log_episode(source="chat", meta={"end": "cancelled"})  # no verdict recorded: none invented
+        s.log_episode(source="exec", meta={"fixed": True})
+        s.log_episode(source="eval", status="failed", meta={"fixed": True})
+        s.db.execute("UPDATE schema_version SET version = 1")
+        s.db.execute("UPDATE episodes SET status = NULL WHERE source IN ('chat', 'fix')")
+    with Store(path) as s:
+        assert s.schema_version() == SCHEMA_VERSION
+        statuses = [r["status"] for r in reversed(s.episodes())]
+    assert statuses == ["passed", "failed", None, None, "failed"]

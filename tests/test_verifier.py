@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
+from dataclasses import replace
 
 import pytest
 
 from iclaw.tasks import FAMILIES, Task, Verifier, fill_errors, generate, load_tasks
+from iclaw.tasks.vary import no_variation, varied_files
 from iclaw.tools.sandbox import Limits, Sandbox
 
 
@@ -257,8 +260,126 @@ def test_a_repeated_candidate_runs_once_and_gets_its_own_verdict(sandbox, tasks)
     pairs = [(t, t.reference)] * 4 + [(t, t.broken)] * 2 + [(out, out.solution)] * 3 + [(out, "true")]
     verdicts = v.verify_many(pairs)
     assert [x.passed for x in verdicts] == [True] * 4 + [False] * 2 + [True] * 3 + [False]
-    # the reference once (then cached), each distinct candidate once, the test after each outcome candidate
+    # the reference once (then cached), each distinct candidate once, the test after each outcome candidate;
+    # where the task has a varied copy, the reference once more there, and the passing candidate too when
+    # the reference's output follows the files
+    e = v.expected(t)
+    ref_runs = 1 + (e.variation != "none")
+    fix_runs = 1 + (e.variation == "checked")
     assert sorted(runs) == sorted(
-        [t.reference, t.reference, t.broken, out.solution, "true", out.test, out.test]
+        [t.reference] * (ref_runs + fix_runs) + [t.broken, out.solution, "true", out.test, out.test]
     )
     assert len({id(x) for x in verdicts}) == len(verdicts)  # copies: changing one changes no other
+
+
+# --- the varied copy: an output that does not follow the files fails ------------------------------------
+
+
+def printed_copy(t: Task, stdout: str, exit_code: int | None) -> str:
+    """A candidate that prints the expected output literally (and exits as the reference did)."""
+    if t.kind == "python":
+        code = f"import sys\nsys.stdout.write({stdout + chr(10)!r})"
+        return code + (f"\nsys.exit({exit_code})" if exit_code else "")
+    return f"printf '%s\\n' {shlex.quote(stdout)}" + (f"; exit {exit_code}" if exit_code else "")
+
+
+# Families every instance of which prints something of its files' contents (the others print names or
+# computed constants on some instances: `ls`, `readlink`, `mkdir -v`): the varied copy must catch a printed
+# copy of the output on their tasks.
+READ_CONTENTS = {
+    "case-name", "file-typo", "in-subdir", "listed-file", "name-case", "option-value", "pipe",
+    "py-csv-header", "py-file-case", "py-file-sep", "py-file-typo", "py-listed-file", "py-wrong-ext",
+    "py-wrong-file",
+    "sed-unterminated", "wrong-ext", "wrong-file",
+}  # fmt: skip
+
+
+def test_a_printed_copy_of_the_output_fails_wherever_the_output_follows_the_files(sandbox, tasks):
+    v = Verifier(sandbox)
+    ref_tasks = [t for t in tasks if t.reference is not None]
+    assert all(x.passed for x in v.verify_many([(t, t.reference) for t in ref_tasks]))  # the oracle: 100 %
+    exp = {t.id: v.expected(t) for t in ref_tasks}
+    # every variation is safe: the reference works in the varied copy as in the real one
+    assert not [t.id for t in ref_tasks if exp[t.id].variation == "exit differs"]
+    checked = [t for t in ref_tasks if exp[t.id].variation == "checked"]
+    assert READ_CONTENTS <= {t.family for t in checked}
+    # (a count may come out the same by chance: `grep -c e` finds one line with an e in both copies)
+    reads = [t for t in ref_tasks if t.family in READ_CONTENTS]
+    assert sum(t in checked for t in reads) >= 0.9 * len(reads)
+    hacks = [(t, printed_copy(t, exp[t.id].stdout, exp[t.id].exit_code)) for t in checked]
+    # the printed copy would have fooled a verifier with one fixture; the varied copy rejects it, every time
+    assert all(x.passed for x in Verifier(sandbox, vary=False).verify_many(hacks))
+    verdicts = v.verify_many(hacks)
+    for (t, hack), x in zip(hacks, verdicts):
+        assert not x.passed and x.varied and "varied fixture" in x.reason, (t.id, hack, x.reason)
+    assert len({t.family for t in checked}) >= 30, sorted({t.family for t in checked})
+
+
+SHOPPING = Task(
+    id="shopping",
+    kind="bash",
+    family="custom",
+    files={"shopping.txt": "milk\neggs\n", "notes.md": "buy milk\n"},
+    broken="cat shoping.txt",
+    reference="cat shopping.txt",
+)
+
+
+def test_the_shopping_list_from_the_issue(verifier):
+    assert not verifier.verify(SHOPPING, "printf 'milk\\neggs\\n'").passed
+    assert Verifier(verifier.sandbox, vary=False).verify(SHOPPING, "printf 'milk\\neggs\\n'").passed
+    # rewriting the input to match the remembered output: fine in the real copy, caught in the varied one
+    v = verifier.verify(SHOPPING, "printf 'milk\\neggs\\n' > shopping.txt; cat shopping.txt")
+    assert not v.passed and v.reason.startswith("stdout differs in the varied fixture")
+    for fix in ("cat shopping.txt", "cat < shopping.txt", "head -n 100 shopping.txt", "grep '' shopping.txt"):
+        v = verifier.verify(SHOPPING, fix)
+        assert v.passed and v.varied, (fix, v.reason)
+    python = Task(id="shop-py", kind="python", family="custom", files=SHOPPING.files, broken="x",
+                  reference='print(open("shopping.txt").read().strip())')  # fmt: skip
+    assert verifier.verify(python, 'for line in open("shopping.txt"):\n    print(line.strip())').passed
+    assert not verifier.verify(python, 'print("milk")\nprint("eggs")').passed
+
+
+def test_the_generic_variation_keeps_structure_and_changes_data():
+    files = {
+        "names.txt": "bob\nbob\nann\n",
+        "data.csv": "name,score\nbob,3\nhint,4\n",
+        "data.json": '{\n  "users": ["bob", "ann"],\n  "n": 2\n}\n',
+        "tool.py": "print('bob')\n",
+        "fake.json": "bob is not json\n",
+    }
+    t = Task(id="v", kind="bash", family="custom", files=files, broken="grep hin data.csv",
+             reference="grep hin data.csv")  # fmt: skip
+    one, two = varied_files(t, "seed"), varied_files(t, "seed")
+    assert one == two  # the same copy on every run
+    names = one["names.txt"].splitlines()
+    assert len(names) == 4 and names[0] == names[1] != "bob" and len(set(names)) == 3  # equal stays equal
+    csv = one["data.csv"].splitlines()
+    assert csv[0] == "name,score" and csv[2] == csv[3] == "hint,4"  # header kept; the grep's line added
+    data = json.loads(one["data.json"])
+    assert (
+        set(data) == {"users", "n"}
+        and data["n"] == 2
+        and len(data["users"]) == 3
+        and "bob" not in data["users"]
+    )
+    assert one["tool.py"] == files["tool.py"]  # programs are not data
+    assert one["fake.json"] != files["fake.json"]  # not JSON: varied as text
+    assert varied_files(Task(id="e", kind="bash", family="custom", broken="x", reference="ls"), "s") is None
+
+
+def test_a_family_declares_its_variation_or_opts_out(sandbox, tasks, monkeypatch):
+    t = pick(tasks, "wrong-file")  # the generic variation: its output follows the files
+    v = Verifier(sandbox)
+    assert v.verify(t, t.reference).varied and v.expected(t).variation == "checked"
+    # the same family, opted out: one copy only, and a printed copy of the output passes again
+    monkeypatch.setitem(FAMILIES, "wrong-file-fixed", replace(FAMILIES["wrong-file"], vary=no_variation))
+    fixed = replace(t, family="wrong-file-fixed")
+    assert varied_files(fixed, "any seed") is None
+    exp = v.expected(t)
+    assert v.verify(fixed, printed_copy(fixed, exp.stdout, exp.exit_code)).passed
+    assert v.expected(fixed).variation == "none"
+    # a family's own variation: py-json-api moves the numbers the generic one keeps, and stays JSON
+    j = next(t for t in tasks if t.family == "py-json-api" and t.files)
+    varied = varied_files(j, "seed")
+    assert all(json.loads(text) != json.loads(j.files[path]) for path, text in varied.items())

@@ -5,12 +5,15 @@ Each input line is one turn of `Fixer.run` (iclaw/agent/fix.py), i.e. one episod
     you type      `ehco hi`                      runs in the sandbox, in your current directory (writable;
                                                  the rest of the system read-only, home and env hidden,
                                                  no network unless --net), and fails
-    the policy    proposes `echo hi`             you answer [y]es / [n]o / [e]dit / [a]lways (Enter = yes)
+    the policy    proposes `echo hi`             you answer [y]es / [n]o / [e]dit / [a]lways (Enter = yes);
+                                                 keys typed before the question showed up never answer it:
+                                                 they come back in your next input line
     the sandbox   runs it; output goes back to the policy, which may try again (--max-turns) or say done
 
 Keys: Enter submits; Esc then Enter (or a line ending in `\\`) inserts a newline; a paste keeps its newlines;
-Ctrl-C cancels the current turn (or clears the line), Ctrl-D on an empty line exits; Up/Down and Ctrl-R search
-the history, kept in $ICLAW_HOME/chat_history.
+Ctrl-C cancels the current turn (or clears the line), Ctrl-D at a confirmation declines and ends the turn,
+Ctrl-D on an empty line exits; Up/Down and Ctrl-R search the history, kept in $ICLAW_HOME/chat_history.
+Every command that runs is in the database as soon as it has run, whatever ends the turn.
 
 Which tool: `/py CODE` or a first line `python:` → Python; `/sh CODE` → bash; input of more than one line →
 Python (a pasted snippet); anything else → bash.
@@ -189,7 +192,8 @@ class Chat:
             )
         while True:
             try:
-                text = self._session.prompt(PROMPT)
+                # what was typed while a confirmation waited comes back here, to be seen before it runs
+                text = self._session.prompt(PROMPT, default=self.confirm.typed_ahead())
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line
             except EOFError:

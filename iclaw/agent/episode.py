@@ -58,13 +58,14 @@ class Episode:
     tool_calls: list[dict] = field(default_factory=list)  # store rows, one per executed call
     last_call: dict = field(default_factory=dict)  # tool kind -> last code run with it
     done: bool = False
-    status: str = "running"  # submitted | max_turns | truncated | no_fix
+    status: str = "running"  # how it ended: submitted | max_turns | truncated | no_fix (store/schema.py ENDS)
     n_turns: int = 0
     n_invalid: int = 0
     final: str | None = None  # the submitted fix
     passed: bool | None = None
     reward: float | None = None
     verdict: str = ""
+    flags: dict[str, str] = field(default_factory=dict)  # the monitor's (iclaw/tasks/monitor.py): flag -> why
     started_at: str = ""
     ended_at: str = ""
 

@@ -4,11 +4,15 @@ This is the core that `iclaw fix` and every turn of `iclaw chat` share. It adds 
 itself: it runs the user's command once (logged as the episode's first tool call, turn 0, so `tasks mine`
 can pair it with the fix), builds the request with the same `format_request` that tasks use, and hands one
 Episode to `run_episodes` — the loop that eval and training use — with the caller's `approve` and `on_event`
-hooks. The whole episode, every tool call included, goes to the store in one transaction.
+hooks. The episode is written as it runs (Store.begin_episode / append / end_episode): its row and the user's
+run first, then each turn and tool call before the terminal shows it, then the verdict. So a turn ended by
+Ctrl-C, Ctrl-D at a confirmation, an exception or a killed process keeps every call that ran (a killed one
+stays status "running"); the statuses and meta["end"] values are listed in iclaw/store/schema.py.
 
 "Verified" means the fix ran: the final command (the last tool call of the request's kind, as for tasks) is
-judged by the exit code of its own run inside the episode. It is deliberately not run a second time: in a
-user's working directory a second run of e.g. `mkdir out` would fail because the first one worked.
+judged by the exit code of its own run inside the episode: status "passed" when it exited 0, else "failed".
+It is deliberately not run a second time: in a user's working directory a second run of e.g. `mkdir out`
+would fail because the first one worked.
 """
 
 from __future__ import annotations
@@ -148,7 +152,8 @@ class Fixer:
         on_event: Callable[[str, Episode, dict], None] | None = None,
         on_first: Callable[[object], None] | None = None,
     ) -> FixResult:
-        """Run `code`; if it fails, run one episode to fix it. Ctrl-C cancels the turn (what ran is still logged)."""
+        """Run `code`; if it fails, run one episode to fix it. Ctrl-C cancels the turn and an EOFError from
+        `approve` (Ctrl-D at a confirmation) stops it; either way what ran is logged."""
         from iclaw.agent.episode import episode_record, new_episode, now, run_episodes
 
         started = now()
@@ -157,29 +162,48 @@ class Fixer:
         except KeyboardInterrupt:
             return FixResult(kind, code, None, cancelled=True)
         res = FixResult(kind, code, first)
+        request = None
+        if res.needed_fix:
+            out = format_output(first.stdout, first.stderr, first.exit_code, self.cfg.obs_chars)
+            request = format_request(kind, code, out)
+        user_turn = {"turn": 0, "role": "user", "text": request or code}
+        call0 = tool_call_row(first, 0, self.cwd)  # turn 0: the user's own run
+        res.episode_id = self.store.begin_episode(
+            source=self.source,
+            model=self.policy.name or self.model_name,
+            checkpoint=self.policy.ckpt_id,
+            started_at=started,
+            meta=self._base_meta(res),
+            turns=[user_turn],
+            tool_calls=[call0],
+        )
         if on_first is not None:
             on_first(first)
-        call0 = tool_call_row(first, 0, self.cwd)
         if not res.needed_fix:
             # Nothing to fix: still one episode (the tool call is data), with no model turn.
-            res.episode_id = self._log(
-                source=self.source,
-                started_at=started,
-                ended_at=now(),
-                final_command=None,
-                meta=self._meta(res, end="nothing_to_fix"),
-                turns=[{"turn": 0, "role": "user", "text": code}],
-                tool_calls=[call0],
-            )
+            self.store.end_episode(res.episode_id, "passed", meta=self._meta(res, end="nothing_to_fix"))
             return res
 
-        request = format_request(
-            kind, code, format_output(first.stdout, first.stderr, first.exit_code, self.cfg.obs_chars)
-        )
         ep = new_episode(request, kind, self.cwd)
         ep.started_at = started
-        ep.tool_calls.append(call0)  # turn 0: the user's own run of the broken command
+        ep.tool_calls.append(call0)
         res.episode = ep
+        written = {"turns": len(ep.turns), "tool_calls": len(ep.tool_calls)}  # begin_episode wrote these
+
+        def unwritten() -> dict:
+            new = {
+                "turns": ep.turns[written["turns"] :],
+                "tool_calls": ep.tool_calls[written["tool_calls"] :],
+            }
+            written.update(turns=len(ep.turns), tool_calls=len(ep.tool_calls))
+            return new
+
+        def write_then_show(event: str, e: Episode, info: dict) -> None:
+            # Into the store before the terminal shows it (and before approve asks): what was seen is logged.
+            self.store.append(res.episode_id, **unwritten())
+            if on_event is not None:
+                on_event(event, e, info)
+
         block = self.policy.model.config.block_size
         if block - len(ep.tokens) < 8:
             res.note = (
@@ -188,7 +212,13 @@ class Fixer:
             )
 
         def approve_and_record(e: Episode, action: Action) -> Action | None:
-            out = approve(e, action) if approve is not None else action
+            try:
+                out = approve(e, action) if approve is not None else action
+            except EOFError:  # Ctrl-D: this command is declined too, then the turn stops
+                res.approvals.append(
+                    {"turn": e.n_turns - 1, "proposed": action.code, "decision": "declined", "ran": None}
+                )
+                raise
             decision = "declined" if out is None else ("edited" if out.code != action.code else "approved")
             res.approvals.append(
                 {
@@ -200,13 +230,24 @@ class Fixer:
             )
             return out
 
+        error = None
         try:
             run_episodes(
-                self.policy, [ep], self.sandbox, self.cfg, approve=approve_and_record, on_event=on_event
+                self.policy,
+                [ep],
+                self.sandbox,
+                self.cfg,
+                approve=approve_and_record,
+                on_event=write_then_show,
             )
         except KeyboardInterrupt:
-            res.cancelled = True
-            ep.done, ep.status, ep.ended_at = True, "cancelled", now()
+            res.cancelled, ep.status = True, "interrupted"
+        except EOFError:  # Ctrl-D at a confirmation (or the terminal went away): no, and stop here
+            ep.status = "eof"
+        except Exception as e:  # logged with what ran, then raised again
+            error, ep.status = e, "error"
+        if ep.status in ("interrupted", "eof", "error"):
+            ep.done, ep.ended_at = True, now()
             ep.final = ep.last_call.get(kind)
         res.final = ep.final
         for c in reversed(ep.tool_calls[1:]):  # the run of the final command (not the user's turn-0 run)
@@ -217,27 +258,40 @@ class Fixer:
             ep, source=self.source, model=self.policy.name or self.model_name, checkpoint=self.policy.ckpt_id
         )
         rec["meta"].update(self._meta(res, end=ep.status))
-        res.episode_id = self._log(**rec)
+        if error is not None:
+            rec["meta"]["error"] = f"{type(error).__name__}: {error}"
+        status = "error" if error is not None else ("passed" if res.fixed else "failed")
+        self.store.end_episode(
+            res.episode_id,
+            status,
+            final_command=res.final,
+            meta=rec["meta"],
+            ended_at=ep.ended_at,
+            **unwritten(),
+        )
+        if error is not None:
+            raise error
         return res
 
-    def _meta(self, res: FixResult, end: str) -> dict:
+    def _base_meta(self, res: FixResult) -> dict:
+        """What is known when the episode begins (all that a killed one keeps)."""
         return {
-            "end": end,
             "kind": res.kind,
             "cwd": str(self.cwd),
             "sandbox": self.sandbox.level,
             "net": bool(self.sandbox.net),
             "broken_exit": res.first.exit_code,
+        }
+
+    def _meta(self, res: FixResult, end: str) -> dict:
+        return {
+            "end": end,
+            **self._base_meta(res),
             "fixed": res.fixed,
             "final_exit": res.final_exit,
             "approvals": res.approvals,
             **({"note": res.note} if res.note else {}),
         }
-
-    def _log(self, **rec) -> int:
-        rec.setdefault("model", self.policy.name or self.model_name)
-        rec.setdefault("checkpoint", self.policy.ckpt_id)
-        return self.store.log_episode(**rec)
 
 
 def fix_main(

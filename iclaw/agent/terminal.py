@@ -2,13 +2,16 @@
 
 `Transcript` is the episode loop's `on_event` hook: it prints the user's run, each model action and each tool
 result as they happen. `Confirm` is its `approve` hook: [y]es / [n]o / [e]dit / [a]lways before a model
-command runs. Output shown here is capped for the terminal (`cap_display`); the store keeps all of it.
+command runs; only keys pressed after the question is up can answer it (see Confirm). Output shown here is
+capped for the terminal (`cap_display`); the store keeps all of it.
 Both front ends also share the prompt's key bindings (`line_keys`), `load_policy` and `stdin_is_tty`.
 """
 
 from __future__ import annotations
 
+import select
 import sys
+import time
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,6 +21,7 @@ from iclaw.agent.fix import FixResult
 from iclaw.agent.protocol import Action
 
 DISPLAY_CHARS = 2000  # per stream shown in the terminal; the store keeps what the sandbox captured
+QUIET_S = 0.3  # an answer key this soon after other typing is more of that typing, not an answer
 
 
 def cap_display(text: str, keep: str = "head", limit: int = DISPLAY_CHARS) -> str:
@@ -153,12 +157,20 @@ class Confirm:
     """The `approve` hook of the episode loop: [y]es / [n]o / [e]dit / [a]lways before a model command runs.
 
     auto=True (--yes, /yes, or answering `a`) approves without asking; commands still run in the sandbox.
-    Ctrl-C cancels the whole turn (KeyboardInterrupt propagates); Ctrl-D answers no."""
+    Ctrl-C cancels the whole turn (KeyboardInterrupt propagates); Ctrl-D declines and stops the turn
+    (EOFError).
+
+    Only a deliberate key answers. Keys typed before the question was up (typed ahead while the model worked)
+    are taken off the input first and never read as an answer, and so are keys typed at the question in the
+    middle of other typing (a letter within QUIET_S of another key); Enter means yes only when no other key
+    came. Those keys are kept in `held`: chat puts them back into the next input line (`typed_ahead`), for
+    the user to see and submit, never submitted by themselves."""
 
     def __init__(self, console: Console, *, auto: bool = False, input=None, output=None):
         self.c, self.auto = console, auto
         self._input, self._output = input, output
         self._session = None
+        self.held: list = []  # prompt-toolkit KeyPresses that were typing, not answers
 
     def session(self):
         from prompt_toolkit import PromptSession
@@ -169,15 +181,25 @@ class Confirm:
             )
         return self._session
 
+    def typed_ahead(self) -> str:
+        """The held keys as the text they typed (taken once), for the next input line."""
+        text, self.held = keys_text(self.held).strip("\n"), []
+        return text
+
     def choose(self) -> str:
         from prompt_toolkit.key_binding import KeyBindings
 
+        session = self.session()
+        early = pending_keys(session.app.input)
+        self.held += early
+        typing = {"at": time.monotonic() if early else None}  # when the last key that was not an answer came
+
+        def other(event) -> None:
+            self.held.extend(event.key_sequence)
+            typing["at"] = time.monotonic()
+
         kb = KeyBindings()
-
-        @kb.add("<any>")
-        def _ignore(event):
-            pass
-
+        kb.add("<any>")(other)
         for keys, answer in (
             ("y", "y"),
             ("Y", "y"),
@@ -188,14 +210,27 @@ class Confirm:
             ("E", "e"),
             ("a", "a"),
             ("A", "a"),
-            ("c-d", "n"),
         ):
 
             @kb.add(keys)
-            def _answer(event, answer=answer):
-                event.app.exit(result=answer)
+            def _answer(event, answer=answer, enter=keys == "enter"):
+                at = typing["at"]
+                if at is not None and (enter or time.monotonic() - at < QUIET_S):
+                    other(event)  # part of other typing: kept for the next line, not an answer
+                else:
+                    event.app.exit(result=answer)
 
-        return self.session().prompt("run it? [Y]es / [n]o / [e]dit / [a]lways ", key_bindings=kb)
+        @kb.add("c-d")
+        def _eof(event):
+            event.app.exit(exception=EOFError())
+
+        def message() -> str:  # once other keys came, Enter is no answer: no [Y] default to show
+            if typing["at"] is None:
+                return "run it? [Y]es / [n]o / [e]dit / [a]lways "
+            return "run it? press y/n/e/a (what you typed is kept for the next line) "
+
+        # multiline=False: a multiline prompt shows nothing at all once its message is wider than the terminal
+        return session.prompt(message, key_bindings=kb, multiline=False)
 
     def __call__(self, ep, action: Action) -> Action | None:
         if self.auto:
@@ -203,7 +238,7 @@ class Confirm:
         answer = self.choose()
         if answer == "a":
             self.auto = True
-            self.c.print("[dim]auto-approve on for this session (/yes turns it off)[/]")
+            self.c.print("[dim]auto-approve on until you leave this chat (/yes turns it off)[/]")
             return action
         if answer == "n":
             self.c.print("[dim]declined[/]")
@@ -211,7 +246,9 @@ class Confirm:
         if answer == "e":
             try:
                 # key_bindings again: prompt() arguments stick to the session, and choose() set its own
-                edited = self.session().prompt("edit> ", default=action.code, key_bindings=line_keys())
+                edited = self.session().prompt(
+                    "edit> ", default=action.code, key_bindings=line_keys(), multiline=True
+                )
             except EOFError:
                 return None
             if not edited.strip():
@@ -219,6 +256,43 @@ class Confirm:
                 return None
             return Action(action.kind, code=edited)
         return action
+
+
+def pending_keys(inp) -> list:
+    """Take the keys typed but not read yet off a prompt-toolkit input: those an earlier prompt read past its
+    Enter (prompt-toolkit's typeahead), then what waits in the terminal, read in raw mode so that a half-typed
+    line the tty's line editor still holds comes too."""
+    from prompt_toolkit.input.typeahead import get_typeahead
+    from prompt_toolkit.keys import Keys
+
+    keys = list(get_typeahead(inp))
+    try:
+        with inp.raw_mode():
+            while not inp.closed and select.select([inp.fileno()], [], [], 0)[0]:
+                keys += inp.read_keys()
+            keys += inp.flush_keys()
+    except (OSError, ValueError):  # no readable terminal (stdin closed): nothing is pending
+        pass
+    return [k for k in keys if k.key != Keys.CPRResponse]
+
+
+def keys_text(keys: list) -> str:
+    """The text a list of prompt-toolkit KeyPresses types into a line: characters, pastes, Enter as a newline,
+    backspace applied; other keys (arrows, Ctrl-…) dropped."""
+    from prompt_toolkit.keys import Keys
+
+    out: list[str] = []
+    for k in keys:
+        if k.key in (Keys.ControlM, Keys.ControlJ):
+            out.append("\n")
+        elif k.key == Keys.Backspace:
+            if out:
+                out.pop()
+        elif k.key == Keys.BracketedPaste:
+            out.append(k.data)
+        elif len(k.key) == 1 and k.key.isprintable():
+            out.append(k.key)
+    return "".join(out)
 
 
 def stdin_is_tty() -> bool:

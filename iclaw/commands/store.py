@@ -39,12 +39,24 @@ def replay(
     source: str | None = typer.Option(
         None, "--source", help="Only this source (chat, exec, eval, train...)."
     ),
-    passed: bool | None = typer.Option(None, "--passed/--failed", help="Only passed / only failed episodes."),
+    passed: bool | None = typer.Option(
+        None,
+        "--passed/--failed",
+        help="Only passed / only failed episodes (tasks: the verifier's verdict; chat, fix: whether the "
+        "final command exited 0).",
+    ),
     task: str | None = typer.Option(None, "--task", help="Only this task id."),
     model: str | None = typer.Option(None, "--model", help="Only this model."),
     since: str | None = typer.Option(None, "--since", help="Only since an age (30m, 2h, 7d) or ISO date."),
     limit: int = typer.Option(50, "--limit", "-n", help="At most this many episodes (0: all)."),
     grep: str | None = typer.Option(None, "--grep", help="Full-text search over commands and their output."),
+    flagged: str | None = typer.Option(
+        None,
+        "--flagged",
+        metavar="FLAG",
+        help="Only episodes the reward-hacking monitor flagged: literal_output, no_op, tamper, forced_exit, "
+        "or any.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (full episodes) instead of a table."),
     as_jsonl: bool = typer.Option(False, "--jsonl", help="Print one full episode per line (JSONL)."),
     rate: str | None = typer.Option(
@@ -62,19 +74,48 @@ def replay(
         if episode_id is not None:
             if rate is not None:
                 store.rate(episode_id, None if rate == "none" else rate)
-            ep = store.episode(episode_id)
+            ep = _with_flags(store, store.episode(episode_id))
             if as_json or as_jsonl:
                 _dump([ep], as_jsonl, single=True)
             else:
                 show_episode(ep, Console(highlight=False))
             return
+        flags = _flagged(store, flagged)
         rows = store.episodes(
-            source=source, passed=passed, task=task, model=model, since=since, grep=grep, limit=limit
+            source=source,
+            passed=passed,
+            task=task,
+            model=model,
+            since=since,
+            grep=grep,
+            limit=limit if flags is None else 0,  # flagged episodes are few: filter all, then cut
         )
+        if flags is not None:
+            rows = [dict(r, flags=flags[r["id"]]) for r in rows if r["id"] in flags][: limit or None]
         if as_json or as_jsonl:
-            _dump([store.episode(r["id"]) for r in rows], as_jsonl)
+            _dump([_with_flags(store, store.episode(r["id"])) for r in rows], as_jsonl)
             return
     _episode_table(rows, Console(highlight=False))
+
+
+def _flagged(store, flag: str | None) -> dict[int, dict[str, str]] | None:
+    """--flagged: {episode_id: its flags} for the episodes that raised `flag` ("any": some flag), or None."""
+    from iclaw.errors import IclawError
+    from iclaw.store.flags import flagged
+    from iclaw.tasks.monitor import FLAGS
+
+    if flag is None:
+        return None
+    if flag != "any" and flag not in FLAGS:
+        raise IclawError(f"--flagged: {flag!r} is not a flag (one of {', '.join(FLAGS)}, or any)")
+    return flagged(store, None if flag == "any" else flag)
+
+
+def _with_flags(store, ep: dict) -> dict:
+    from iclaw.store.flags import episode_flags
+
+    flags = episode_flags(store, ep["id"])
+    return dict(ep, flags=flags) if flags else ep
 
 
 def _dump(episodes: list[dict], jsonl: bool, single: bool = False) -> None:
@@ -88,7 +129,8 @@ def _dump(episodes: list[dict], jsonl: bool, single: bool = False) -> None:
 
 
 def _status(status: str | None) -> str:
-    colour = {"passed": "green", "failed": "red", "error": "magenta"}.get(status or "", "dim")
+    colours = {"passed": "green", "failed": "red", "error": "magenta", "running": "yellow"}
+    colour = colours.get(status or "", "dim")
     return f"[{colour}]{status or '-'}[/]"
 
 
@@ -124,7 +166,7 @@ def _episode_table(rows: list[dict], console) -> None:
             "source": escape(r.get("source") or "-"),
             "task": escape(r.get("task_id") or "-"),
             "model": escape(r.get("model") or "-"),
-            "status": _status(r.get("status")),
+            "status": _status(r.get("status")) + "".join(f" [red]{f}[/]" for f in r.get("flags") or {}),
             "reward": _fmt(r.get("reward")),
             "rating": {"good": "[green]good[/]", "bad": "[red]bad[/]"}.get(r.get("rating") or "", "-"),
             "calls": str(r.get("n_tool_calls", 0)),
@@ -195,6 +237,8 @@ def show_episode(ep: dict, console) -> None:
     if ep.get("final_command"):
         tail.append(f"final: [bold]{escape(ep['final_command'])}[/]")
     console.print(" · ".join(tail))
+    for flag, why in (ep.get("flags") or {}).items():
+        console.print(f"[bold red]flagged {flag}[/]: {escape(why)}")
     if ep.get("meta"):
         console.print(f"[dim]meta {escape(json.dumps(ep['meta'], ensure_ascii=False))}[/]")
 

@@ -10,9 +10,16 @@ Plain tables, so `sqlite-utils` and `datasette` browse it as-is:
   schema_version one row: the version of this layout; MIGRATIONS (schema.py) bring older files forward
 
 Durability and concurrency: WAL journal (readers never block the writer), a generous busy timeout,
-and every episode (or every GRPO step's batch of episodes) is written in ONE `BEGIN IMMEDIATE`
-transaction. So two processes can append at once and lose nothing, and a process killed with
-SIGKILL loses at most the episode it was writing.
+and every write is ONE short `BEGIN IMMEDIATE` transaction. Two ways in:
+
+  log_episode(s)   a whole episode (or a GRPO step's batch of them) at once: eval and training, where
+                   per-call transactions would only cost time; SIGKILL loses at most the batch in flight
+  begin_episode    an interactive one (chat, fix), live: the row first (status "running"), then
+  append           each tool call as soon as it finishes (and the turns that led to it),
+  end_episode      then its status and meta; so an episode ended by Ctrl-C, Ctrl-D, an exception or
+                   SIGKILL keeps every call that ran (a killed one stays "running")
+
+So two processes can append at once and lose nothing.
 """
 
 from __future__ import annotations
@@ -31,10 +38,13 @@ from iclaw.store.schema import (
     MIGRATIONS,
     RATINGS,
     SCHEMA_VERSION,
+    call_rows,
     check_db_file,
+    check_status,
     episode_row,
     now_iso,
     prepare_episode,
+    turn_rows,
 )
 
 DEFAULT_DB = "trajectories.db"
@@ -188,24 +198,81 @@ class Store:
         prepared = [prepare_episode(e) for e in episodes]  # validate everything before writing
         ids = []
         with self._transaction():
-            conn = self.db.conn
             for row, turns, calls in prepared:
-                cur = conn.execute(
-                    f"INSERT INTO episodes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                    list(row.values()),
-                )
-                eid = cur.lastrowid
-                ids.append(eid)
-                conn.executemany(
-                    "INSERT INTO turns (episode_id, turn, role, text) VALUES (?, ?, ?, ?)",
-                    [(eid, *t) for t in turns],
-                )
-                conn.executemany(
-                    "INSERT INTO tool_calls (episode_id, turn, tool, input, stdout, stderr, exit_code, "
-                    "duration_ms, timed_out, signal, cwd, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    [(eid, *c) for c in calls],
-                )
+                ids.append(self._insert_episode(row))
+                self._insert_rows(ids[-1], turns, calls)
         return ids
+
+    def begin_episode(
+        self, *, source: str, turns: list[dict] = (), tool_calls: list[dict] = (), **fields
+    ) -> int:
+        """Start an episode that is written as it runs: its row now, with status "running" (what a process
+        killed before end_episode leaves behind), plus any first turns and calls. Returns its id."""
+        row, turns, calls = prepare_episode(
+            dict(fields, source=source, status="running", turns=turns, tool_calls=tool_calls), ended=False
+        )
+        with self._transaction():
+            eid = self._insert_episode(row)
+            self._insert_rows(eid, turns, calls)
+        return eid
+
+    def append(self, episode_id: int, *, turns: list[dict] = (), tool_calls: list[dict] = ()) -> None:
+        """Add turns and finished tool calls to a begun episode, in one short transaction."""
+        turns, calls = turn_rows(turns), call_rows(tool_calls)
+        if turns or calls:
+            with self._transaction():
+                self._insert_rows(episode_id, turns, calls)
+
+    def end_episode(
+        self,
+        episode_id: int,
+        status: str | None,
+        *,
+        final_command: str | None = None,
+        reward: float | None = None,
+        meta: dict | None = None,
+        ended_at: str | None = None,
+        turns: list[dict] = (),
+        tool_calls: list[dict] = (),
+    ) -> None:
+        """Close a begun episode: its verdict (schema.STATUSES), final command, meta (replaces what
+        begin_episode wrote) and end time, with its last turns and calls, in one transaction."""
+        check_status(status)
+        if status == "running":
+            raise IclawError("end_episode: 'running' is the status of an episode that has not ended")
+        turns, calls = turn_rows(turns), call_rows(tool_calls)
+        sets = {"status": status, "final_command": final_command, "ended_at": ended_at or now_iso()}
+        if reward is not None:
+            sets["reward"] = float(reward)
+        if meta is not None:
+            sets["meta"] = json.dumps(meta, default=str)
+        with self._transaction():
+            cur = self.db.conn.execute(
+                f"UPDATE episodes SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
+                [*sets.values(), episode_id],
+            )
+            if cur.rowcount == 0:
+                raise IclawError(f"episode {episode_id}: no such episode in {self.path}")
+            self._insert_rows(episode_id, turns, calls)
+
+    def _insert_episode(self, row: dict) -> int:
+        cur = self.db.conn.execute(
+            f"INSERT INTO episodes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+            list(row.values()),
+        )
+        return cur.lastrowid
+
+    def _insert_rows(self, episode_id: int, turns: list[tuple], calls: list[tuple]) -> None:
+        conn = self.db.conn
+        conn.executemany(
+            "INSERT INTO turns (episode_id, turn, role, text) VALUES (?, ?, ?, ?)",
+            [(episode_id, *t) for t in turns],
+        )
+        conn.executemany(
+            "INSERT INTO tool_calls (episode_id, turn, tool, input, stdout, stderr, exit_code, "
+            "duration_ms, timed_out, signal, cwd, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(episode_id, *c) for c in calls],
+        )
 
     def rate(self, episode_id: int, rating: str | None) -> None:
         """Mark an episode "good" or "bad" (None clears it)."""
@@ -265,7 +332,8 @@ class Store:
     ) -> list[dict]:
         """Episode rows (newest first) matching every filter given, each with n_tool_calls.
 
-        passed=True: status "passed"; passed=False: "failed" or "error". since: an ISO date/time or
+        passed=True: status "passed"; passed=False: "failed" or "error" (schema.STATUSES says what they mean
+        for each source; "running" is neither). since: an ISO date/time or
         a relative age such as 30m, 2h, 7d. grep: full-text search over tool calls' input/output."""
         where, params = [], []
         if source is not None:

@@ -9,9 +9,25 @@ from pathlib import Path
 
 from iclaw.errors import IclawError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
-STATUSES = ("passed", "failed", "error")
+
+# episodes.status, the verdict, the same for every source (`iclaw replay --passed/--failed` filters on it):
+#   running  begun (Store.begin_episode) and not ended: still going, or its process died (kill -9, power)
+#   passed   tasks: the verifier passed the final fix in a fresh fixture; chat / fix: the command that
+#            counts exited 0 (the last one of the request's kind that ran, or the user's own when it worked)
+#   failed   tasks: the verifier failed it, or no fix was submitted; chat / fix: that command exited non-zero
+#   error    the episode could not be finished: an exception ended it (meta["error"] says which)
+#   NULL     no verdict (e.g. `iclaw exec`)
+STATUSES = ("running", "passed", "failed", "error")
+# meta["end"], how the episode's loop ended (chat / fix / eval / train):
+#   submitted      the policy said done            max_turns  it ran out of turns
+#   truncated      its context was full            no_fix     it never ran a command of the request's kind
+#   nothing_to_fix (chat / fix) the user's command worked as given: no model turn
+#   interrupted    (chat / fix) Ctrl-C during the turn; what ran is kept
+#   eof            (chat / fix) Ctrl-D at a confirmation: declined, and the episode stopped there
+#   error          an exception ended it (status "error")
+ENDS = ("submitted", "max_turns", "truncated", "no_fix", "nothing_to_fix", "interrupted", "eof", "error")
 ROLES = ("user", "assistant", "obs")
 RATINGS = ("good", "bad")
 
@@ -25,7 +41,7 @@ EPISODE_COLUMNS = {
     "run_id": str,
     "step": int,
     "reward": float,
-    "status": str,  # passed | failed | error | NULL (no verdict)
+    "status": str,  # STATUSES above, or NULL (no verdict)
     "rating": str,  # good | bad | NULL (set by the user)
     "final_command": str,
     "meta": str,  # JSON object
@@ -48,6 +64,8 @@ TOOL_CALL_COLUMNS = {
     "created_at": str,
 }
 TURN_COLUMNS = {"id": int, "episode_id": int, "turn": int, "role": str, "text": str}
+# The reward-hacking monitor's flags (iclaw/tasks/monitor.py): one row per flag an episode raised.
+FLAG_COLUMNS = {"episode_id": int, "flag": str, "detail": str}
 
 
 def now_iso() -> str:
@@ -83,7 +101,27 @@ def _migrate_0_to_1(db) -> None:
     db["tool_calls"].enable_fts(["input", "stdout", "stderr"], create_triggers=True)
 
 
-MIGRATIONS = [_migrate_0_to_1]
+def _migrate_1_to_2(db) -> None:
+    # Chat and fix episodes were logged without a verdict: give them the one they now get as they end.
+    db.execute(
+        "UPDATE episodes SET status = CASE WHEN json_extract(meta, '$.fixed') THEN 'passed' ELSE 'failed' "
+        "END WHERE status IS NULL AND source IN ('chat', 'fix') AND json_extract(meta, '$.fixed') IS NOT NULL"
+    )
+    db["episodes"].create_index(["status"], if_not_exists=True)
+
+
+def _migrate_2_to_3(db) -> None:
+    # A table of its own for the monitor's flags, so `iclaw replay --flagged` is one indexed lookup.
+    db["episode_flags"].create(
+        FLAG_COLUMNS,
+        pk=("episode_id", "flag"),
+        foreign_keys=[("episode_id", "episodes", "id")],
+        if_not_exists=True,
+    )
+    db["episode_flags"].create_index(["flag"], if_not_exists=True)
+
+
+MIGRATIONS = [_migrate_0_to_1, _migrate_1_to_2, _migrate_2_to_3]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -111,7 +149,9 @@ def episode_row(row: dict) -> dict:
     return row
 
 
-def prepare_episode(e: dict) -> tuple[dict, list[tuple], list[tuple]]:
+def prepare_episode(e: dict, *, ended: bool = True) -> tuple[dict, list[tuple], list[tuple]]:
+    """An episode dict → (its row, turn rows, tool call rows), validated. ended=False: one being begun
+    (Store.begin_episode), whose ended_at stays empty until it ends."""
     e = dict(e)
     turns = e.pop("turns", None) or ()
     calls = e.pop("tool_calls", None) or ()
@@ -121,28 +161,43 @@ def prepare_episode(e: dict) -> tuple[dict, list[tuple], list[tuple]]:
     e.pop("id", None)
     if not e.get("source"):
         raise IclawError("episode: 'source' is required")
-    if e.get("status") is not None and e["status"] not in STATUSES:
-        raise IclawError(f"episode: status {e['status']!r} is not one of {', '.join(STATUSES)}")
+    check_status(e.get("status"))
     if e.get("rating") is not None and e["rating"] not in RATINGS:
         raise IclawError(f"episode: rating {e['rating']!r} is not one of {', '.join(RATINGS)}")
     now = now_iso()
     e["started_at"] = e.get("started_at") or now
-    e["ended_at"] = e.get("ended_at") or now
+    if ended:
+        e["ended_at"] = e.get("ended_at") or now
     if e.get("meta") is not None:
         e["meta"] = json.dumps(e["meta"], default=str)
     if e.get("reward") is not None:
         e["reward"] = float(e["reward"])
     row = {k: e.get(k) for k in EPISODE_COLUMNS if k != "id"}
+    return row, turn_rows(turns), call_rows(calls)
 
-    turn_rows = []
+
+def check_status(status: str | None) -> None:
+    if status is not None and status not in STATUSES:
+        raise IclawError(f"episode: status {status!r} is not one of {', '.join(STATUSES)}")
+
+
+def turn_rows(turns) -> list[tuple]:
+    """(turn, role, text) for each turn dict, roles checked."""
+    rows = []
     for t in turns:
         if t.get("role") not in ROLES:
             raise IclawError(f"episode: turn role {t.get('role')!r} is not one of {', '.join(ROLES)}")
-        turn_rows.append((int(t.get("turn", 0)), t["role"], str(t.get("text", ""))))
-    call_rows = []
+        rows.append((int(t.get("turn", 0)), t["role"], str(t.get("text", ""))))
+    return rows
+
+
+def call_rows(calls) -> list[tuple]:
+    """The tool_calls columns after episode_id, in order, for each call dict (ToolResult.to_dict() fits)."""
+    now = now_iso()
+    rows = []
     for c in calls:
         sig = c.get("signal")
-        call_rows.append(
+        rows.append(
             (
                 int(c.get("turn", 0)),
                 str(c.get("tool", "bash")),
@@ -157,4 +212,4 @@ def prepare_episode(e: dict) -> tuple[dict, list[tuple], list[tuple]]:
                 c.get("created_at") or now,
             )
         )
-    return row, turn_rows, call_rows
+    return rows

@@ -38,6 +38,9 @@ class Family:
     # Extra generation-time filter on the broken run: (error text, exit code) -> keep?
     accept: Callable[[str, int], bool] | None = None
     source: str = ""  # where the mistake comes from (a thefuck rule, a Python exception, a shell error)
+    # How the verifier varies a fixture to check that a fix's output follows its files (vary.py):
+    # (files, rng) -> files. None: the generic vary_text; vary.no_variation opts out.
+    vary: Callable[[dict[str, str], random.Random], dict[str, str]] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------

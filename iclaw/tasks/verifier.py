@@ -6,6 +6,14 @@ Rules (the same for generated, mined and hand-written tasks):
   * reference tasks: the reference runs in another fresh fixture (once per task; cached). Pass iff the exit
     codes are equal and stdout is equal, ignoring trailing whitespace (and the run's own directory path,
     which differs between the two copies).
+  * ... and where the output follows the files, in a varied copy too: the reference also runs once in a copy
+    of the fixture with other contents (vary.py). If it prints something else there (with the same exit
+    code), a candidate that matched in the real copy must match in the varied one as well; a candidate that
+    prints a literal copy of the output (`printf 'milk\\neggs\\n'` once it has seen shopping.txt) fails there.
+    The second run is skipped where the reference prints the same in both copies (its output does not
+    depend on the contents: `ls`, `mkdir -v`), where it exits otherwise there (the variation does not suit
+    the task), and where the family opts out. Test tasks are judged in the real copy only: a test is
+    written against its fixture.
   * test tasks: after the candidate ran, the verifier runs the task's `test` (a shell command string it holds,
     so the candidate cannot edit it) in the candidate's directory. Pass iff the test exits 0.
   * A candidate that times out never passes (whatever it printed or left behind).
@@ -13,7 +21,8 @@ Rules (the same for generated, mined and hand-written tasks):
     task mode): the fixture's modules import, and a path it prints (`__file__`, a traceback's
     `File ".../main.py"`) loses the directory like any other, so it reads `main.py` in both copies.
 
-Everything runs through Sandbox.run_many, so a GRPO step's 64 candidates verify in parallel.
+Everything runs through Sandbox.run_many, so a GRPO step's 64 candidates verify in parallel. Cost of the
+varied copy: one more reference run per task (cached), and one more run per candidate that already passed.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iclaw.tasks.task import Task, write_fixture
+from iclaw.tasks.vary import varied_files
 
 if TYPE_CHECKING:
     from iclaw.tools.sandbox import Sandbox
@@ -49,6 +59,7 @@ class Verdict:
     expected_stdout: str | None = None
     test_exit: int | None = None  # the test's (test tasks)
     duration_ms: float = 0.0
+    varied: bool = False  # the candidate was also run in the varied copy of the fixture
 
     @property
     def reward(self) -> float:
@@ -56,6 +67,18 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+@dataclass
+class Expected:
+    """What the reference did, in the task's fixture and in its varied copy (cached per task)."""
+
+    exit_code: int | None
+    stdout: str
+    timed_out: bool
+    variation: str = "none"  # none (nothing to vary) | same output | exit differs | checked
+    varied: dict[str, str] | None = None  # the varied fixture, when it is checked ("checked")
+    varied_stdout: str = ""
 
 
 def normalize_stdout(s: str) -> str:
@@ -83,14 +106,24 @@ def _rmtree(path: Path) -> None:
 
 
 def _ref_key(task: Task) -> str:
-    # Keyed by id AND content, so two files that reuse an id for different tasks never share a cache entry.
-    blob = json.dumps([task.kind, task.files, task.reference], sort_keys=True, ensure_ascii=False)
+    # Keyed by id AND content, so two files that reuse an id for different tasks never share a cache entry
+    # (family and broken too: the varied copy depends on them).
+    blob = json.dumps(
+        [task.kind, task.family, task.files, task.broken, task.reference], sort_keys=True, ensure_ascii=False
+    )
     return task.id + ":" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+Call = tuple[str, str, Path, float]  # (kind, code, directory, timeout): one Sandbox.run_many entry
 
 
 class Verifier:
     def __init__(
-        self, sandbox: Sandbox | None = None, workers: int | None = None, timeout: float | None = None
+        self,
+        sandbox: Sandbox | None = None,
+        workers: int | None = None,
+        timeout: float | None = None,
+        vary: bool = True,
     ):
         if sandbox is None:
             from iclaw.tools.sandbox import Limits, Sandbox
@@ -100,10 +133,15 @@ class Verifier:
         self.workers = workers
         # Per-call wall clock: short, whatever the sandbox's default is (the agent may allow longer calls).
         self.timeout = min(VERIFY_TIMEOUT_S, sandbox.limits.timeout_s) if timeout is None else timeout
-        self._ref_cache: dict[str, tuple[int, str, bool]] = {}  # key -> (exit code, stdout, timed out)
+        self.vary = vary  # False: the real fixture only (what `printf` of the output can fool)
+        self._ref_cache: dict[str, Expected] = {}
 
     def verify(self, task: Task, candidate: str) -> Verdict:
         return self.verify_many([(task, candidate)])[0]
+
+    def expected(self, task: Task) -> Expected | None:
+        """What the reference did (once verify_many has seen the task), e.g. for the monitor."""
+        return self._ref_cache.get(_ref_key(task)) if task.reference is not None else None
 
     def verify_many(self, pairs: list[tuple[Task, str]]) -> list[Verdict]:
         # A candidate repeated for the same task runs once: the GRPO group of a task the policy has learned
@@ -121,51 +159,63 @@ class Verifier:
             _rmtree(root)
         return [copy.copy(verdicts[first[(id(t), c)]]) for t, c in pairs]
 
-    def _fresh_dir(self, root: Path, name: str, task: Task) -> Path:
+    def _fresh_dir(self, root: Path, name: str, files: dict[str, str]) -> Path:
         d = root / name
         d.mkdir()
-        write_fixture(task.files, d)
+        write_fixture(files, d)
         return d
+
+    def _run(self, calls: list[Call]):
+        return self.sandbox.run_many(calls, max_workers=self.workers) if calls else []
+
+    def _reference_calls(self, tasks: list[Task], root: Path) -> tuple[list[Call], dict]:
+        """The runs of the references not cached yet: each in a fresh fixture and, if the task has one, in
+        a varied copy. Returns the calls and key -> (slot, varied slot or None, varied files)."""
+        calls: list[Call] = []
+        todo: dict[str, tuple[int, int | None, dict | None]] = {}
+        for task in tasks:
+            key = _ref_key(task)
+            if task.reference is None or key in self._ref_cache or key in todo:
+                continue
+            files = varied_files(task, key) if self.vary else None
+            n = len(calls)
+            calls.append(
+                (task.kind, task.reference, self._fresh_dir(root, f"r{n}", task.files), self.timeout)
+            )
+            if files is not None:
+                calls.append(
+                    (task.kind, task.reference, self._fresh_dir(root, f"rv{n}", files), self.timeout)
+                )
+            todo[key] = (n, n + 1 if files is not None else None, files)
+        return calls, todo
+
+    def _cache_references(self, todo: dict, calls: list[Call], results: list) -> None:
+        for key, (slot, vslot, files) in todo.items():
+            r = results[slot]
+            e = Expected(r.exit_code, normalize_stdout(scrub_dir(r.stdout, calls[slot][2])), r.timed_out)
+            if vslot is not None and not r.timed_out:
+                v = results[vslot]
+                out = normalize_stdout(scrub_dir(v.stdout, calls[vslot][2]))
+                if v.timed_out or v.exit_code != e.exit_code:
+                    e.variation = "exit differs"  # the variation does not suit this task: not used
+                elif out == e.stdout:
+                    e.variation = "same output"  # the output does not follow the files: nothing to check
+                else:
+                    e.variation, e.varied, e.varied_stdout = "checked", files, out
+            self._ref_cache[key] = e
 
     def _verify_many(self, pairs: list[tuple[Task, str]], root: Path) -> list[Verdict]:
         # Phase 1: the references we have not seen yet, and every candidate, each in a fresh fixture.
-        calls: list[tuple[str, str, Path, float]] = []
-        ref_slots: dict[str, int] = {}
-        for task, _ in pairs:
-            if task.reference is None:
-                continue
-            key = _ref_key(task)
-            if key not in self._ref_cache and key not in ref_slots:
-                ref_slots[key] = len(calls)
-                calls.append(
-                    (task.kind, task.reference, self._fresh_dir(root, f"r{len(calls)}", task), self.timeout)
-                )
+        calls, todo = self._reference_calls([t for t, _ in pairs], root)
         cand_slots: list[int | None] = []
         for i, (task, candidate) in enumerate(pairs):
             if not candidate.strip():
                 cand_slots.append(None)
                 continue
             cand_slots.append(len(calls))
-            calls.append((task.kind, candidate, self._fresh_dir(root, f"c{i}", task), self.timeout))
-        results = self.sandbox.run_many(calls, max_workers=self.workers) if calls else []
-
-        for key, slot in ref_slots.items():
-            r = results[slot]
-            self._ref_cache[key] = (
-                r.exit_code,
-                normalize_stdout(scrub_dir(r.stdout, calls[slot][2])),
-                r.timed_out,
-            )
-
-        # Phase 2: the tests, in the candidates' directories, after the candidates are done (and killed).
-        test_calls: list[tuple[str, str, Path, float]] = []
-        test_slots: dict[int, int] = {}
-        for i, (task, _) in enumerate(pairs):
-            slot = cand_slots[i]
-            if task.test is not None and slot is not None and not results[slot].timed_out:
-                test_slots[i] = len(test_calls)
-                test_calls.append(("bash", task.test, calls[slot][2], self.timeout))
-        test_results = self.sandbox.run_many(test_calls, max_workers=self.workers) if test_calls else []
+            calls.append((task.kind, candidate, self._fresh_dir(root, f"c{i}", task.files), self.timeout))
+        results = self._run(calls)
+        self._cache_references(todo, calls, results)
 
         verdicts = []
         for i, (task, _) in enumerate(pairs):
@@ -183,23 +233,55 @@ class Verifier:
                 timed_out=r.timed_out,
                 duration_ms=r.duration_ms,
             )
-            ref_timed_out = False
-            if task.reference is not None:
-                v.expected_exit, v.expected_stdout, ref_timed_out = self._ref_cache[_ref_key(task)]
+            exp = self.expected(task)
+            if exp is not None:
+                v.expected_exit, v.expected_stdout = exp.exit_code, exp.stdout
             if r.timed_out:
                 v.reason = "timed out"
             elif task.test is not None:
-                t = test_results[test_slots[i]]
-                v.test_exit = t.exit_code
-                v.passed = t.exit_code == 0 and not t.timed_out
-                v.reason = "ok" if v.passed else f"test failed (exit {t.exit_code})"
-            elif ref_timed_out:
+                v.reason = TEST_PENDING
+            elif exp.timed_out:
                 v.reason = "reference timed out (the task is broken)"
-            elif v.exit_code != v.expected_exit:
-                v.reason = f"exit code {v.exit_code} != {v.expected_exit}"
-            elif v.stdout != v.expected_stdout:
-                v.reason = "stdout differs"
             else:
-                v.passed, v.reason = True, "ok"
+                v.reason = _compare(r, workdir, exp.exit_code, exp.stdout)
+                v.passed = v.reason == "ok"
             verdicts.append(v)
+
+        # Phase 2, once the candidates are done (and killed): each test, in its candidate's directory; and each
+        # candidate that matched a reference whose output follows the files, again, in the varied copy.
+        second: dict[int, Call] = {}
+        for i, (task, candidate) in enumerate(pairs):
+            v = verdicts[i]
+            if v.reason == TEST_PENDING:
+                second[i] = ("bash", task.test, calls[cand_slots[i]][2], self.timeout)
+            elif v.passed and (exp := self.expected(task)).varied is not None:
+                second[i] = (task.kind, candidate, self._fresh_dir(root, f"cv{i}", exp.varied), self.timeout)
+        for (i, (_, _, workdir, _)), r in zip(second.items(), self._run(list(second.values()))):
+            v = verdicts[i]
+            if v.reason == TEST_PENDING:
+                v.test_exit = r.exit_code
+                v.passed = r.exit_code == 0 and not r.timed_out
+                v.reason = "ok" if v.passed else f"test failed (exit {r.exit_code})"
+                continue
+            exp = self.expected(pairs[i][0])
+            v.varied, v.reason = True, _compare(r, workdir, exp.exit_code, exp.varied_stdout)
+            if v.reason != "ok":
+                v.passed, v.reason = (
+                    False,
+                    f"{v.reason} in the varied fixture (the output must follow the files)",
+                )
         return verdicts
+
+
+TEST_PENDING = "test pending"  # a phase-1 verdict whose test runs in phase 2
+
+
+def _compare(r, workdir: Path, exit_code: int | None, stdout: str) -> str:
+    """Why a candidate's run does not match the reference's (exit code, then stdout), or "ok"."""
+    if r.timed_out:
+        return "timed out"
+    if r.exit_code != exit_code:
+        return f"exit code {r.exit_code} != {exit_code}"
+    if normalize_stdout(scrub_dir(r.stdout, workdir)) != stdout:
+        return "stdout differs"
+    return "ok"

@@ -241,10 +241,13 @@ class OnPolicyRun:
         return rollout(policy, step_tasks, cfg.group_size, sandbox, verifier, self.episode_cfg, generator=gen)
 
     def record_episodes(self, eps: list[Episode], step: int, *, source: str, checkpoint: str | None) -> None:
-        """Log the step's episodes to the store, and count their policy tokens into `sampled_tokens` (summed
-        over ranks, so GRPO and distillation runs compare at equal tokens sampled, whatever the world size)."""
+        """Log the step's episodes and the monitor's flags to the store, and count their policy tokens into
+        `sampled_tokens` (summed over ranks, so GRPO and distillation runs compare at equal tokens sampled,
+        whatever the world size)."""
         if self.store is not None:
-            self.store.log_episodes(
+            from iclaw.store.flags import log_flags
+
+            ids = self.store.log_episodes(
                 [
                     episode_record(
                         e,
@@ -257,6 +260,7 @@ class OnPolicyRun:
                     for e in eps
                 ]
             )
+            log_flags(self.store, {i: e.flags for i, e in zip(ids, eps) if e.flags})
         local = sum(e.policy_tokens for e in eps)
         self.sampled_tokens += int(all_reduce_sum(float(local), self.device))
 

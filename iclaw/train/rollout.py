@@ -116,11 +116,16 @@ def rollout(
     cfg: EpisodeConfig,
     generator: torch.Generator | None = None,
 ) -> list[Episode]:
-    """G episodes per task, advanced together, tools in the sandbox, judged by the verifier."""
+    """G episodes per task, advanced together, tools in the sandbox, judged by the verifier and watched by the
+    reward-hacking monitor (its flags go to each episode's `flags`; they change no reward)."""
+    from iclaw.tasks.monitor import flag_episodes
+
     with Workdirs() as wd:
         eps = task_episodes(tasks, group_size, wd)
         run_episodes(policy, eps, sandbox, cfg, generator=generator)
     judge(eps, verifier)
+    for e, flags in zip(eps, flag_episodes(eps, verifier)):
+        e.flags = flags
     return eps
 
 
@@ -132,4 +137,7 @@ def rollout_stats(eps: list[Episode]) -> dict:
         "tool_error_rate": sum(1 for c in calls if c["exit_code"] != 0) / max(1, len(calls)),
         "invalid_rate": sum(e.n_invalid for e in eps) / max(1, sum(e.n_turns for e in eps)),
         "pass_rate": sum(1 for e in eps if e.passed) / max(1, len(eps)),
+        # the monitor: episodes with any flag, and those of them the verifier rewarded (the ones that matter)
+        "flagged": sum(1 for e in eps if e.flags) / max(1, len(eps)),
+        "flagged_passed": sum(1 for e in eps if e.flags and e.passed) / max(1, len(eps)),
     }

@@ -72,6 +72,7 @@ class GRPOConfig:
     max_new_tokens: int = 48
     save_every: int = 10
     kl_max: float = 0.5  # stop (keeping the last good checkpoint) if the measured KL exceeds this
+    max_flagged: float | None = None  # ... or if the monitor flags more than this fraction of a step
     measure_kl: bool = True  # load the reference even at beta 0, so KL is still measured (the β ablation)
     seed: int = 0
     amp: bool = True
@@ -179,6 +180,8 @@ def check_config(cfg: GRPOConfig) -> None:
         raise IclawError(
             "--temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
         )
+    if cfg.max_flagged is not None and not 0 <= cfg.max_flagged <= 1:
+        raise IclawError("--max-flagged: must be a fraction of the step's episodes, between 0 and 1")
 
 
 def check_ptx(sft_coef: float, demos: list | None, world: int = 1) -> None:
@@ -371,12 +374,9 @@ def train_grpo(
             step += 1
             run.log(step, m)
             shown = dict(step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"])
-            progress(1, **shown)
-            if m["kl"] > cfg.kl_max:
-                run.stopped = (
-                    f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; "
-                    f"keeping the last good checkpoint {last_ckpt}"
-                )
+            progress(1, **shown, flagged=m["flagged"])
+            run.stopped = guard_stop(m, cfg, step, last_ckpt, _flagged_all_ranks(eps, dev))
+            if run.stopped:
                 echo(run.stopped)
                 break
 
@@ -386,6 +386,25 @@ def train_grpo(
     if run.publish_on_stop(step):
         last_ckpt = publish(step)
     return run.summary(step, last_ckpt)
+
+
+def guard_stop(m: dict, cfg: GRPOConfig, step: int, last_ckpt: str, flagged: float) -> str | None:
+    """Why the run must stop after this step, before publishing it, or None: the KL ran away (--kl-max), or the
+    monitor flags too many episodes (--max-flagged; `flagged` is the fraction over all ranks)."""
+    keep = f"keeping the last good checkpoint {last_ckpt}"
+    if m["kl"] > cfg.kl_max:
+        return f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; {keep}"
+    if cfg.max_flagged is not None and flagged > cfg.max_flagged:
+        return f"flagged {flagged:.3f} of the episodes, over --max-flagged {cfg.max_flagged}, at step {step}; {keep}"
+    return None
+
+
+def _flagged_all_ranks(eps: list, device) -> float:
+    """The fraction of the step's episodes the monitor flagged, all ranks together (so every rank stops)."""
+    from iclaw.train.common import all_reduce_sum
+
+    n = all_reduce_sum(float(len(eps)), device)
+    return all_reduce_sum(float(sum(1 for e in eps if e.flags)), device) / max(n, 1.0)
 
 
 def _amp(dev, enabled: bool):

@@ -15,9 +15,11 @@ Source: Python: KeyError (csv.DictReader).
 from __future__ import annotations
 
 import random
+import re
 
 from iclaw.tasks import pools
 from iclaw.tasks.family import Family, Instance
+from iclaw.tasks.vary import vary_text
 
 # Header synonyms people really use: the program says one, the file another.
 LABELS = [
@@ -72,6 +74,20 @@ def make(rng: random.Random) -> Instance:
     )
 
 
+def vary(files: dict[str, str], rng: random.Random) -> dict[str, str]:
+    """The generic variation (the header kept, the names renamed, a row more) and every number of the rows
+    moved: the programs print a column's max or the name beside it, which a copied row alone leaves as it
+    was. The header is what the task is about, so it stays exactly as it is."""
+    shift = rng.randint(1, 9)
+    out = {}
+    for path, text in vary_text(files, rng).items():
+        if path.endswith(".csv"):
+            head, _, rows = text.partition("\n")
+            text = head + "\n" + re.sub(r"\d+", lambda m: str(int(m.group()) + shift), rows)
+        out[path] = text
+    return out
+
+
 FAMILY = Family(
     name="py-csv-header",
     kind="python",
@@ -80,4 +96,5 @@ FAMILY = Family(
     multi_turn=True,
     accept=lambda error, exit_code: "KeyError" in error,
     source="Python: KeyError (csv.DictReader)",
+    vary=vary,
 )

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 from iclaw.tasks import pools
 from iclaw.tasks.family import Family, Instance
+from iclaw.tasks.vary import dump_json, vary_text
 
 JSON_STEMS = ["config", "settings", "data", "users", "scores", "items", "prices", "stats", "meta"]
 
@@ -64,6 +66,20 @@ def make(rng: random.Random) -> Instance:
     return Instance(broken=broken, reference=fixed, files={name: text})
 
 
+def vary(files: dict[str, str], rng: random.Random) -> dict[str, str]:
+    """The generic variation (words renamed, lists one longer), every number moved and one key more: the
+    programs print values (data["k"], data[-1]["n"]), half of them numbers the generic one keeps, or the keys
+    (sorted(data), len(data)), which it keeps too."""
+    shift = rng.randint(1, 9)
+    out = {}
+    for path, text in vary_text(files, rng).items():  # keys hold no letters-only words to keep
+        data = json.loads(re.sub(r"\d+", lambda m: str(int(m.group()) + shift), text))
+        if isinstance(data, dict):
+            data[rng.choice([w for w in pools.WORDS if w not in data])] = shift
+        out[path] = dump_json(data, like=text)
+    return out
+
+
 def _accept(error: str, exit_code: int) -> bool:
     return any(s in error for s in ("JSON object must be", "no attribute 'read'", "not JSON serializable"))
 
@@ -75,4 +91,5 @@ FAMILY = Family(
     description="json.loads(file) / json.load(str) / json.dumps(set) -> load / loads / sorted()",
     accept=_accept,
     source="Python: TypeError (the JSON object must be str ...) / Object of type set is not JSON serializable",
+    vary=vary,
 )
