@@ -10,6 +10,7 @@ import torch
 from helpers import ECHO_TASKS as TASKS
 from helpers import SMALL, ctrl_c_when, metrics_rows, sampled_tokens_by_step
 
+from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.checkpoint import load_trainer_state
 from iclaw.model.gpt import GPT, preset
@@ -17,7 +18,7 @@ from iclaw.store import Store
 from iclaw.tasks import Task, Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
 from iclaw.train.rollout import collate
-from iclaw.train.trainer import GRPOConfig, grpo_update, train_grpo
+from iclaw.train.trainer import GRPOConfig, check_config, grpo_update, guard_stop, train_grpo
 
 
 @pytest.fixture()
@@ -71,6 +72,8 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
                 "lr",
                 "t_rollout",
                 "t_train",
+                "flagged",
+                "flagged_passed",
             ):
                 assert k in h
         assert len(store.metrics(s["run_id"])) == 2
@@ -286,8 +289,12 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     assert "no usable tasks" in run("--model", "start", "--tasks", str(empty), "--out", "o1")
     assert "unknown model" in run("--model", "nope", "--tasks", str(tasks), "--out", "o2")
     assert "group-size" in run("--model", "start", "--tasks", str(tasks), "--group-size", "1", "--out", "o3")
-    assert "--temperature" in run(
-        "--model", "start", "--tasks", str(tasks), "--temperature", "0", "--out", "o5"
+    assert "temperature" in run(
+        "--model", "start", "--tasks", str(tasks), "--set", "temperature=0", "--out", "o5"
+    )
+    assert "FIELD one of" in run("--model", "start", "--tasks", str(tasks), "--set", "nope=1", "--out", "o6")
+    assert "cannot be read as int" in run(
+        "--model", "start", "--tasks", str(tasks), "--set", "ppo_epochs=x", "--out", "o7"
     )
     # resume a run whose checkpoint has another architecture: publish a non-GRPO checkpoint under --out
     assert "trainer state" in run(
@@ -401,7 +408,7 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
     tasks = home / "tasks.jsonl"
     tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
     flags = ["--tasks", str(tasks), "--out", "cc", "--group-size", "2", "--tasks-per-step", "2"]
-    flags += ["--max-turns", "1", "--save-every", "1000", "--db", str(home / "t.db"), "--sft-coef", "0.5"]
+    flags += ["--max-turns", "1", "--set", "save_every=1000", "--db", str(home / "t.db"), "--sft-coef", "0.5"]
     grpo = [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "start", *flags]
     p = ctrl_c_when([*grpo, "--steps", "100000"], metrics_rows(home, 2), cwd=home, env=env)
     assert p.returncode == 130, p.stderr
@@ -417,3 +424,15 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
     assert again.returncode == 0, again.stderr
     assert "ptx: 4 demonstrations (plain" in again.stdout  # from the reference: a checkpoint with no record
     assert load_trainer_state(registry.resolve("cc"))["step"] == step + 1
+
+
+def test_max_flagged_stops_like_kl_max_keeping_the_last_good_checkpoint():
+    cfg = GRPOConfig(kl_max=0.5, max_flagged=0.25)
+    m = {"kl": 0.1}
+    assert guard_stop(m, cfg, 3, "ckpt-2", flagged=0.25) is None  # at the limit: go on
+    why = guard_stop(m, cfg, 3, "ckpt-2", flagged=0.5)
+    assert "--max-flagged 0.25" in why and "step 3" in why and "ckpt-2" in why
+    assert "--kl-max" in guard_stop({"kl": 0.9}, cfg, 3, "ckpt-2", flagged=0.0)
+    assert guard_stop(m, GRPOConfig(), 3, "ckpt-2", flagged=1.0) is None  # off unless asked for
+    with pytest.raises(IclawError, match="--max-flagged"):
+        check_config(GRPOConfig(max_flagged=1.5))

@@ -94,7 +94,9 @@ def sft_cmd(
 )
 def grpo_cmd(
     model: str = typer.Option(
-        "demo-sft", "--model", help="Starting policy (registry name or path); also the KL reference."
+        "iclaw-small",
+        "--model",
+        help="Starting policy (registry name or path); also the KL reference. Default: the shipped policy.",
     ),
     out: str = typer.Option("grpo", "--out", help="Registry name to publish checkpoints under."),
     tasks: Path | None = typer.Option(
@@ -102,46 +104,28 @@ def grpo_cmd(
     ),
     from_db: bool = typer.Option(False, "--from-db", help="Also mine tasks from the trajectory store."),
     beta: float = typer.Option(0.04, "--beta", help="KL coefficient (0 = no reference model)."),
-    eps: float = typer.Option(0.2, "--eps", help="PPO clip range."),
-    eps_high: float | None = typer.Option(
-        None, "--eps-high", help="Upper clip (DAPO clip-higher); default = --eps."
-    ),
-    kl_estimator: str = typer.Option("k3", "--kl-estimator", help="k1 | k2 | k3."),
-    loss_agg: str = typer.Option(
-        "token-mean",
-        "--loss-agg",
-        help="token-mean | seq-mean | dr-grpo (divides by rows x max-turns x max-new-tokens).",
-    ),
-    scale_rewards: str = typer.Option("group", "--scale-rewards", help="group (divide by group std) | none."),
-    filter_zero_variance: bool = typer.Option(
-        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal."
-    ),
-    curriculum: bool = typer.Option(
-        False,
-        "--curriculum",
-        help="Draw tasks in proportion to how often their family's groups had reward variance so far "
-        "(groups whose rewards all agree teach nothing); every family keeps a small chance.",
-    ),
     group_size: int = typer.Option(8, "--group-size", help="Episodes per task (G)."),
     tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
     steps: int = typer.Option(50, "--steps"),
     minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
-    max_tokens: int | None = MAX_TOKENS,
     lr: float = typer.Option(1e-4, "--lr"),
-    ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
-    temperature: float = typer.Option(
-        1.0,
-        "--temperature",
-        help="Rollout sampling temperature (> 0); the ratio and the KL are scored at the same temperature.",
-    ),
-    max_turns: int = typer.Option(2, "--max-turns"),
-    max_new_tokens: int = typer.Option(160, "--max-new-tokens", help="Per policy turn."),
-    save_every: int = typer.Option(10, "--save-every"),
-    kl_max: float = typer.Option(0.5, "--kl-max", help="Stop if the measured KL exceeds this."),
+    max_turns: int = typer.Option(3, "--max-turns", help="Tool calls per episode."),
     sft_coef: float = typer.Option(
-        0.0,
+        1.0,
         "--sft-coef",
         help="PPO-ptx: add this x the NLL of a batch of the pool's reference fixes to every update (0 = off).",
+    ),
+    max_flagged: float | None = typer.Option(
+        None,
+        "--max-flagged",
+        help="Stop (keeping the last good checkpoint) if the reward-hacking monitor flags more than this "
+        "fraction of a step's episodes (0..1; `iclaw replay --flagged` lists them).",
+    ),
+    overrides: list[str] = typer.Option(
+        [],
+        "--set",
+        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/trainer.py), e.g. --set ppo_epochs=2 "
+        "--set eps_high=0.28 --set max_tokens=200000; repeatable.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
     seed: int = typer.Option(0, "--seed"),
@@ -149,6 +133,7 @@ def grpo_cmd(
     db: Path | None = DB,
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
+    from iclaw.train.common import apply_overrides
     from iclaw.train.runs import run_grpo
     from iclaw.train.trainer import GRPOConfig
 
@@ -160,26 +145,18 @@ def grpo_cmd(
         tasks_per_step=tasks_per_step,
         lr=lr,
         beta=beta,
-        eps=eps,
-        eps_high=eps_high,
-        kl_estimator=kl_estimator,
-        loss_agg=loss_agg,
-        scale_rewards=scale_rewards,
-        filter_zero_variance=filter_zero_variance,
-        curriculum=curriculum,
-        ppo_epochs=ppo_epochs,
-        temperature=temperature,
         max_turns=max_turns,
-        max_new_tokens=max_new_tokens,
-        save_every=save_every,
-        kl_max=kl_max,
         sft_coef=sft_coef,
+        max_flagged=max_flagged,
         seed=seed,
         minutes=minutes,
-        max_tokens=max_tokens,
+        # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes any of it
+        max_new_tokens=160,
+        filter_zero_variance=True,
+        kl_max=1.0,
     )
     run_grpo(
-        cfg,
+        apply_overrides(cfg, overrides),
         tasks_file=tasks,
         from_db=from_db,
         db=db,

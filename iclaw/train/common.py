@@ -209,3 +209,40 @@ def live_progress(total: int, description: str, enabled: bool = True):
                 prog.update(tid, advance=advance, info=info)
 
         yield update
+
+
+# ---------------------------------------------------------------------------------------------- --set
+
+
+def apply_overrides(cfg, pairs: list[str], flag: str = "--set"):
+    """A copy of dataclass `cfg` with each 'field=value' applied, the value parsed as the field's type: the
+    knobs that have no flag of their own stay reachable without one option each."""
+    import dataclasses
+    import typing
+
+    fields = {f.name: f for f in dataclasses.fields(cfg)}
+    hints = typing.get_type_hints(type(cfg))
+    changes = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in fields:
+            raise IclawError(f"{flag} {pair}: expected FIELD=VALUE, FIELD one of {', '.join(sorted(fields))}")
+        kind = hints[key]
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        base = args[0] if args else kind
+        try:
+            if raw.strip().lower() in ("none", "null") and type(None) in typing.get_args(kind):
+                value = None
+            elif base is bool:
+                value = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}[
+                    raw.strip().lower()
+                ]
+            else:
+                value = base(raw)
+        except (KeyError, TypeError, ValueError):
+            raise IclawError(
+                f"{flag} {pair}: {raw!r} cannot be read as {getattr(base, '__name__', base)}"
+            ) from None
+        changes[key] = value
+    return dataclasses.replace(cfg, **changes)
