@@ -71,8 +71,9 @@ def test_a_users_entry_of_the_same_name_wins(fresh_home):
 # policy fixes, greedy (see its card for how often it fixes what)
 FILES = {"notes.txt": "milk\neggs\n", "fruits.txt": "pear\napple\n"}
 CASES = [
-    ("cta notes.txt", "milk\neggs"),
+    ("sotr fruits.txt", "apple\npear"),
     ('cat "*.txt"', "pear\napple\nmilk\neggs"),
+    ("wc -l notes.tx", "2 notes.txt"),
 ]
 
 
@@ -113,3 +114,45 @@ def test_corrupted_weights_are_one_clear_error(fresh_home, tmp_path, monkeypatch
         registry.resolve(NAME)
     r = CliRunner().invoke(app, ["eval", "--n", "1"])  # no --model: the shipped policy, checked first
     assert isinstance(r.exception, IclawError) and "does not match the model card" in str(r.exception)
+
+
+def test_train_grpo_on_your_own_failures_hot_reloads_the_running_chat(fresh_home, tmp_path):
+    """The shipped policy is the starting point: a chat where the user fixed a command by hand, then
+    `iclaw train grpo --model iclaw-small --from-db --out iclaw-small` in another process; the running chat
+    reloads the user's new iclaw-small (which now wins over the built-in) before its next turn."""
+    from tests.test_chat_support import Pty
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("milk\neggs\n")
+    db = tmp_path / "t.db"
+    env = {k: v for k, v in subprocess_env(fresh_home).items() if k != "ICLAW_MODEL"}
+    term = Pty(iclaw_argv("chat", "--yes", "--max-turns", "1", "--db", str(db)), env, ws)
+    try:
+        term.expect(r"iclaw>")
+        term.send("cta notes.txt\r")
+        first = term.expect(rf"episode 1 · {NAME}@{registry.BUILTIN_ID}")
+        term.expect(r"iclaw>", start=first.end())
+        term.send("cat notes.txt\r")  # the user's own fix: a task for --from-db
+        second = term.expect(r"episode 2", start=first.end())
+        term.expect(r"iclaw>", start=second.end())
+        train = subprocess.run(
+            iclaw_argv(
+                "train", "grpo", "--model", NAME, "--from-db", "--db", str(db), "--out", NAME,
+                "--steps", "1", "--group-size", "2", "--tasks-per-step", "1", "--set", "max_new_tokens=32",
+            ),
+            env=env, cwd=ws, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert train.returncode == 0, train.stdout + train.stderr
+        new = registry.latest_id(NAME)
+        assert new and new != registry.BUILTIN_ID
+        term.send("cta notes.txt\r")
+        term.expect(rf"reloaded {NAME} → {new}", start=second.end())
+        third = term.expect(rf"episode \d+ · {NAME}@{new}", start=second.end())  # training logged its own
+        term.expect(r"iclaw>", start=third.end())
+        term.send("\x04")
+        term.expect(r"bye")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()

@@ -287,6 +287,10 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def _why(phase: dict) -> str:
+    return f" ({phase['stopped']})" if phase.get("stopped") else ""  # a cap ended it: say so on the card
+
+
 def write_card(ckpt: Path, s: dict, out: Path) -> Path:
     """MODEL_CARD.md (and curves.png, the sha256 file) in the checkpoint directory."""
     from iclaw.model.registry import SHA_FILE
@@ -309,7 +313,7 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
         f"- size: {info['param_count']:,} parameters, {info['n_layer']} layers x {info['n_embd']} wide, "
         f"{info['vocab_size']} vocabulary rows, block {info['block_size']}",
         f"- data: {s['train_tasks']} generated train tasks ({c['train_per_family']} per family), {s['demonstrations']} "
-        f"demonstrations; SFT {s['sft']['steps']} steps, then GRPO {s['grpo']['steps']} steps "
+        f"demonstrations; SFT {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
         f"(beta {c['beta']}, group {c['group_size']} x {c['tasks_per_step']} tasks, ptx {c['sft_coef']})",
         f"- sha256 of model.safetensors: `{sha}`",
         "",
