@@ -144,7 +144,7 @@ def eval_cmd(
 
 def demo_cmd(
     sft_steps: int = typer.Option(
-        1300,
+        2000,
         "--sft-steps",
         help="SFT warm-up steps (a seed gives the same warm-up on every run that fits them in --sft-minutes).",
     ),
@@ -157,7 +157,7 @@ def demo_cmd(
     grpo_minutes: float = typer.Option(3.75, "--grpo-minutes", help="Cap on GRPO time."),
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
     train_per_family: int = typer.Option(100, "--train-per-family"),
-    heldout_per_family: int = typer.Option(12, "--heldout-per-family"),
+    heldout_per_family: int = typer.Option(30, "--heldout-per-family"),
     max_turns: int = typer.Option(3, "--max-turns"),
     beta: float = typer.Option(0.04, "--beta"),
     sft_coef: float = typer.Option(

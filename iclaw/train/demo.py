@@ -43,13 +43,13 @@ DEMO_FAMILIES = (
 @dataclass
 class DemoConfig:
     train_per_family: int = 100
-    heldout_per_family: int = 12
+    heldout_per_family: int = 30  # 570 tasks: enough for a paired interval of a few points
     # budgets in steps, so that a seed gives the same demo-sft on every run and machine (a wall-clock budget
     # made one seed's warm-up 1,010 steps in one run and 966 in the next: 32.9 vs 30.1 held-out); the minutes
-    # only cap them on a machine too slow to finish (~8.3 and ~3.2 min on 2 CPU cores; the whole demo 17-19).
-    # The split favours the warm-up: a longer SFT left the equal-time control nothing to gain while GRPO
-    # still lifted the hard families (see docs/LOG.md, 2026-11-30)
-    sft_steps: int = 1300
+    # only cap them on a machine too slow to finish (~5.2 and ~3 min on 2 CPU cores; the whole demo ~20).
+    # What the trimmed vocabulary freed goes to the warm-up: at 1,300 steps the equal-time control still
+    # gained 5.2 points on it, while GRPO's dev gain grew only slowly past 26 steps (docs/LOG.md, 2026-12-02)
+    sft_steps: int = 2000
     grpo_steps: int = 26
     sft_minutes: float = 9.0
     grpo_minutes: float = 3.75
