@@ -89,6 +89,28 @@ def test_roundtrip_same_logits_and_meta(tmp_path):
     assert not any(n.startswith(".") for n in os.listdir(tmp_path))  # no tmp dir left behind
 
 
+def test_loading_holds_the_files_tensors_not_a_random_copy(tmp_path):
+    """The model is built on the meta device and takes the state dict's tensors themselves (importing 774M
+    held three copies of the weights): same storage, trainable, tied, and real buffers of a trimmed vocabulary."""
+    from iclaw.model.vocab import Vocab
+    from iclaw.model.weights import model_from_state
+
+    torch.manual_seed(0)
+    src = GPT(
+        GPTConfig(block_size=32, vocab_size=50304, n_layer=1, n_head=2, n_embd=16), Vocab.build([[5, 900]])
+    )
+    sd = {k: v.clone() for k, v in src.state_dict().items() if k != "lm_head.weight"}
+    m = model_from_state(src.config, sd, tmp_path / "x", src.vocab)
+    params = dict(m.named_parameters())
+    assert all(params[k].data_ptr() == v.data_ptr() for k, v in sd.items())  # no copy was made
+    assert all(p.requires_grad and not p.is_meta for p in m.parameters())
+    assert m.lm_head.weight is m.transformer.wte.weight and not any(b.is_meta for b in m.buffers())
+    assert torch.equal(m.id_of, src.id_of) and torch.equal(m.row_of, src.row_of)
+    idx = torch.tensor([[5, 900, 5]])
+    with torch.no_grad():
+        assert torch.equal(m(idx)[0], src(idx)[0])
+
+
 def test_wrapped_model_saves_plain_keys(tmp_path):
     model = small_model()
     # a real wrapper with a `.module` (as DDP has; torch.compile's has `._orig_mod`): its keys carry "module."

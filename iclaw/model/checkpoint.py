@@ -33,7 +33,7 @@ from iclaw.model.gpt import GPT, GPTConfig
 from iclaw.model.importers import hf_config, import_hf_gpt2, import_nanogpt, nanogpt_config
 from iclaw.model.vocab import FILE as VOCAB_FILE
 from iclaw.model.vocab import Vocab
-from iclaw.model.weights import load_state, read_json, read_safetensors, torch_load
+from iclaw.model.weights import model_from_state, read_json, read_safetensors, torch_load
 
 FORMAT = 1
 MODEL_FILE = "model.safetensors"
@@ -312,9 +312,7 @@ def _load_native(path: Path) -> tuple[GPT, dict]:
         meta["saved_dropout"], config.dropout = config.dropout, 0.0
     sd = read_safetensors(path / MODEL_FILE)
     vocab = Vocab.load(path, config.vocab_size) if config.trimmed else None
-    model = GPT(config, vocab)
-    load_state(model, sd, path / MODEL_FILE)
-    return model, meta
+    return model_from_state(config, sd, path / MODEL_FILE, vocab), meta
 
 
 def load_trainer_state(path: Path | str) -> dict | None:

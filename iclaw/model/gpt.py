@@ -195,10 +195,12 @@ class GPT(nn.Module):
         self.config = config
         self.vocab = vocab
         if vocab is not None:  # GPT-2 id -> row (-1: not in the vocabulary), and row -> GPT-2 id
-            row_of = torch.full((VOCAB_SIZE,), -1, dtype=torch.long)
-            row_of[torch.tensor(vocab.ids)] = torch.arange(len(vocab))
+            with torch.device("cpu"):  # real tensors even when the weights are built on "meta" (weights.py)
+                row_of = torch.full((VOCAB_SIZE,), -1, dtype=torch.long)
+                row_of[torch.tensor(vocab.ids)] = torch.arange(len(vocab))
+                id_of = torch.tensor(vocab.ids, dtype=torch.long)
             self.register_buffer("row_of", row_of, persistent=False)
-            self.register_buffer("id_of", torch.tensor(vocab.ids, dtype=torch.long), persistent=False)
+            self.register_buffer("id_of", id_of, persistent=False)
         modules = dict(wte=nn.Embedding(config.vocab_size, config.n_embd))
         if config.pos == "learned":
             modules["wpe"] = nn.Embedding(config.block_size, config.n_embd)

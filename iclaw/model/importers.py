@@ -17,7 +17,7 @@ from iclaw.model.gpt import GPT, GPTConfig
 from iclaw.model.weights import (
     check_vocab,
     listing,
-    load_state,
+    model_from_state,
     pad_vocab,
     read_json,
     read_safetensors,
@@ -59,8 +59,7 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
         raise IclawError(f"{file}: state dict has no transformer.wte.weight (keys: {listing(list(sd))})")
     if sd["transformer.wte.weight"].shape[0] == int(args["vocab_size"]):
         pad_vocab(sd, config.vocab_size)
-    model = GPT(config)
-    load_state(model, sd, file)
+    model = model_from_state(config, sd, file)
     step = ckpt.get("iter_num")
     meta = {
         "format": "nanogpt",
@@ -178,7 +177,8 @@ def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
     config, c = hf_config(path)
     raw, weights_file = _hf_state_dict(path)
     sd = {}
-    for k, v in raw.items():
+    for k in list(raw):
+        v = raw.pop(k)  # each file tensor is let go once converted: never two copies of the weights
         if k.endswith(".attn.bias") or k.endswith(".attn.masked_bias"):
             continue  # causal-mask buffers, not weights
         k = k.removeprefix("transformer.")
@@ -191,8 +191,7 @@ def import_hf_gpt2(dir: Path | str) -> tuple[GPT, dict]:
         raise IclawError(f"{weights_file}: no wte.weight (keys: {listing(list(raw))})")
     if sd["transformer.wte.weight"].shape[0] == int(c["vocab_size"]):
         pad_vocab(sd, config.vocab_size)
-    model = GPT(config)
-    load_state(model, sd, weights_file)
+    model = model_from_state(config, sd, weights_file)
     meta = {
         "format": "hf",
         "source": f"hf-gpt2:{path.resolve()}",

@@ -51,7 +51,8 @@ class MoE(nn.Module):
         # n shared experts of width h are one SwiGLU of width n*h (the sum of their outputs is that MLP's output)
         self.shared = Expert(C, h * config.n_shared_experts) if config.n_shared_experts else None
         self.register_buffer("expert_bias", torch.zeros(config.n_routed_experts))  # saved: it shapes routing
-        self.register_buffer("load", torch.zeros(config.n_routed_experts, dtype=torch.long), persistent=False)
+        load = torch.zeros(config.n_routed_experts, dtype=torch.long, device="cpu")  # real even on "meta"
+        self.register_buffer("load", load, persistent=False)
         self.dropout = nn.Dropout(config.dropout)
 
     def route(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from iclaw.errors import IclawError
-from iclaw.model.gpt import GPT
+from iclaw.model.gpt import GPT, GPTConfig
 
 PADDED_VOCAB = 50304  # GPT-2's 50257 tokens padded to a multiple of 64; the extra slots are control tokens
 GPT2_VOCAB = 50257
@@ -114,7 +114,21 @@ def load_state(model: GPT, sd: dict[str, torch.Tensor], where: Path) -> None:
         problems.append(f"mis-shaped keys (file != config): {listing(misshaped)}")
     if problems:
         raise IclawError(f"{where}: state dict does not match the model config; " + "; ".join(problems))
-    model.load_state_dict(sd, strict=True)
+    on_meta = any(p.is_meta for p in model.parameters())
+    if on_meta:  # take the file's tensors themselves, as the model's dtype (a no-op for float32 files)
+        sd = {k: v.to(expected[k].dtype) for k, v in sd.items()}
+    model.load_state_dict(sd, strict=True, assign=on_meta)
+    if on_meta:  # assignment gave wte and lm_head a Parameter each: tie them again
+        model.transformer.wte.weight = model.lm_head.weight
+
+
+def model_from_state(config: GPTConfig, sd: dict[str, torch.Tensor], where: Path, vocab=None) -> GPT:
+    """A GPT that holds `sd`'s tensors: built on the meta device and filled by assignment, so no random copy
+    of the weights is ever allocated beside the real ones (importing 774M held three copies, 9.1 GiB)."""
+    with torch.device("meta"):
+        model = GPT(config, vocab)
+    load_state(model, sd, where)
+    return model
 
 
 def pad_vocab(sd: dict[str, torch.Tensor], to: int = PADDED_VOCAB) -> int:
