@@ -31,10 +31,10 @@ from iclaw.store import Store
 from iclaw.tasks import Verifier, load_tasks
 from iclaw.train.demo import DemoConfig
 from iclaw.train.distill import DistillConfig, train_distill
+from iclaw.train.grpo import GRPOConfig, train_grpo
 from iclaw.train.runs import console, report_table, write_json
 from iclaw.train.setup import safe_sandbox
 from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-from iclaw.train.trainer import GRPOConfig, train_grpo
 
 DEMO = DemoConfig()  # the student's warm-up uses the demo's demonstrations
 

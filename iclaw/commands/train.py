@@ -124,7 +124,7 @@ def grpo_cmd(
     overrides: list[str] = typer.Option(
         [],
         "--set",
-        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/trainer.py), e.g. --set ppo_epochs=2 "
+        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/grpo.py), e.g. --set ppo_epochs=2 "
         "--set eps_high=0.28 --set max_tokens=200000; repeatable.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
@@ -134,8 +134,8 @@ def grpo_cmd(
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
     from iclaw.train.common import apply_overrides
+    from iclaw.train.grpo import GRPOConfig
     from iclaw.train.runs import run_grpo
-    from iclaw.train.trainer import GRPOConfig
 
     cfg = GRPOConfig(
         model=model,

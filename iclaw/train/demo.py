@@ -64,13 +64,13 @@ class DemoConfig:
     filter_zero_variance: bool = (
         True  # groups whose rewards are all equal carry no advantage: skip their update
     )
-    # off: drawing GRPO's tasks by how often their family's groups had reward variance (loop.FamilyCurriculum)
+    # off: drawing GRPO's tasks by how often their family's groups had reward variance (onpolicy.FamilyCurriculum)
     # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 25.8) but did not score better: full demos
     # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (docs/LOG.md)
     curriculum: bool = False
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
     temperature: float = 1.0
-    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (trainer.py). Without it
+    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (grpo.py). Without it
     # GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
     # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6)
     sft_coef: float = 1.0
@@ -115,9 +115,9 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     from iclaw.tasks import Verifier, generate, save_tasks
     from iclaw.tasks.generate import resolve_families
     from iclaw.train.common import MetricsLog, live_progress, new_run_id
+    from iclaw.train.grpo import GRPOConfig, train_grpo
     from iclaw.train.setup import safe_sandbox
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-    from iclaw.train.trainer import GRPOConfig, train_grpo
 
     t_start = time.time()
     # an unknown family name is an error before anything is written
@@ -308,7 +308,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     )
     published.append("demo")
     capped(grpo, "GRPO", cfg.grpo_steps, cfg.grpo_minutes, "--grpo-minutes")
-    if stop_requested():  # GRPO published where it stopped (trainer.py)
+    if stop_requested():  # GRPO published where it stopped (grpo.py)
         return finish(sft=sft_res, grpo=grpo)
     reports["demo (GRPO)"] = held_out("demo")
     if stop_requested():

@@ -1,7 +1,7 @@
 """On-policy distillation: the student acts, the teacher grades every token it wrote.
 
     for step:
-        tasks     <- sample_tasks(...)                        (iclaw/train/loop.py: resume and ranks agree)
+        tasks     <- sample_tasks(...)                        (iclaw/train/onpolicy.py: resume and ranks agree)
         episodes  <- G student episodes per task              (the shared episode loop, tools in the sandbox)
         logp_old  <- the student's log-probs of its own tokens, before the update
         logp_tch  <- the teacher's log-probs of exactly those token ids (no grad, its own device and dtype)
@@ -14,7 +14,7 @@ student's token ids (distill_teacher.py: loading, and the vocabulary, block-size
 from the configs before any weights are read).
 
 The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
-`sampled_tokens`) is shared with GRPO: iclaw/train/loop.py.
+`sampled_tokens`) is shared with GRPO: iclaw/train/onpolicy.py.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from iclaw.train.common import interrupted, stop_on_ctrl_c
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
 from iclaw.train.distill_teacher import check_pair, load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
-from iclaw.train.loop import OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import collate_episodes, rollout_stats
 
 KL_MODES = ("sampled", "full")

@@ -96,9 +96,9 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.model.vocab import Vocab
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks, save_tasks
     from iclaw.train.common import MetricsLog, live_progress, new_run_id
+    from iclaw.train.grpo import GRPOConfig, train_grpo
     from iclaw.train.setup import safe_sandbox
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-    from iclaw.train.trainer import GRPOConfig, train_grpo
 
     t0 = time.time()
     out = Path(cfg.out_dir)

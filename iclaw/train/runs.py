@@ -98,8 +98,8 @@ def ptx_demos(sft_coef: float, tasks: list, sandbox, start: Path, seed: int) -> 
     """The ptx term's demonstrations (sft_coef > 0): the pool's single-turn reference fixes (sft.py), with
     the look-first / retry fractions the starting checkpoint's SFT used. Raises the flag's error when there
     are none."""
+    from iclaw.train.grpo import check_ptx
     from iclaw.train.sft import demonstration_format, demonstrations
-    from iclaw.train.trainer import check_ptx
 
     demos = None
     if sft_coef > 0:
@@ -126,7 +126,7 @@ def run_grpo(
 ) -> dict:
     from iclaw.model import registry
     from iclaw.tasks import Verifier
-    from iclaw.train.trainer import check_config, train_grpo
+    from iclaw.train.grpo import check_config, train_grpo
 
     registry.check_name(cfg.out)
     check_config(cfg)
@@ -194,7 +194,7 @@ def run_ablate_beta(
     from iclaw.agent.policy import Policy
     from iclaw.model import registry
     from iclaw.tasks import Verifier
-    from iclaw.train.trainer import GRPOConfig, train_grpo
+    from iclaw.train.grpo import GRPOConfig, train_grpo
 
     start = registry.resolve(model)
     sandbox = safe_sandbox(allow_unsafe)
