@@ -64,7 +64,7 @@ def test_demo_cli_defaults_are_the_demo_config():
     import inspect
 
     from iclaw.commands.evaluate import demo_cmd
-    from iclaw.train.demo import DemoConfig
+    from iclaw.lab.demo import DemoConfig
 
     cfg, params = DemoConfig(), inspect.signature(demo_cmd).parameters
     shared = [n for n in params if hasattr(cfg, n)]

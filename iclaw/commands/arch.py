@@ -136,7 +136,7 @@ def bench_arch_cmd(
     """Train mha, rope, mla, moe, mla+moe and muon on the same data and tokens; compare loss, speed, KV cache."""
     from rich.console import Console
 
-    from iclaw.train import bench_arch
+    from iclaw.lab import bench_arch
 
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
     result = bench_arch.run(config=config, tokens=parse_count(tokens, "--tokens"), data=data, batch=batch, seq=seq,

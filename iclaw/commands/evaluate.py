@@ -67,8 +67,7 @@ def eval_cmd(
 
     from iclaw.errors import IclawError
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks
-    from iclaw.train.common import live_progress
-    from iclaw.train.setup import safe_sandbox
+    from iclaw.train.common import live_progress, safe_sandbox
 
     if oracle and broken:
         raise IclawError("--oracle and --broken are exclusive")
@@ -176,8 +175,8 @@ def demo_cmd(
     db: Path | None = DB,
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
+    from iclaw.lab.demo import DemoConfig, run_demo
     from iclaw.train.common import interrupted
-    from iclaw.train.demo import DemoConfig, run_demo
 
     cfg = DemoConfig(
         sft_steps=sft_steps,

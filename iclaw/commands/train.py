@@ -69,24 +69,69 @@ def sft_cmd(
     device: str | None = typer.Option(None, "--device", help="cuda, mps or cpu (default: best available)."),
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
-    from iclaw.train.runs import run_sft
+    import torch
 
-    run_sft(
-        tasks_file=tasks,
-        out=out,
-        init=init,
-        model=model,
-        steps=steps,
-        minutes=minutes,
-        lr=lr,
-        batch_size=batch_size,
-        look_first=look_first,
-        retry=retry,
-        seed=seed,
-        device=device,
-        allow_unsafe=unsafe_no_sandbox,
-        vocab=vocab,
+    from iclaw.errors import IclawError
+    from iclaw.model import registry
+    from iclaw.model.gpt import GPT, default_device, preset
+    from iclaw.model.vocab import Vocab
+    from iclaw.train.common import (
+        MetricsLog,
+        console,
+        interrupted,
+        live_progress,
+        load_task_file,
+        new_run_id,
+        safe_sandbox,
+        stop_on_ctrl_c,
     )
+    from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+
+    if vocab not in ("trimmed", "full"):
+        raise IclawError(f"--vocab: must be trimmed or full, got {vocab!r}")
+    if (init is None) == (model is None):
+        raise IclawError(
+            "give exactly one of --init PRESET (fresh model) or --model NAME (continue training)"
+        )
+    registry.check_name(out)
+    sandbox = safe_sandbox(unsafe_no_sandbox)
+    task_list = load_task_file(tasks, sandbox)
+    for flag, frac in (("--look-first", look_first), ("--retry", retry)):
+        if not 0.0 <= frac <= 1.0:
+            raise IclawError(f"{flag}: {frac} is not a fraction between 0 and 1")
+    if look_first + retry > 1.0:
+        raise IclawError(f"--look-first {look_first} + --retry {retry} exceed 1 (each task gets at most one)")
+    examples = demonstrations(task_list, sandbox, look_first=look_first, retry=retry, seed=seed)
+    if not examples:
+        raise IclawError(f"{tasks}: no task has a `reference` fix, so there is nothing to imitate")
+    dev = torch.device(device) if device else default_device()
+    torch.manual_seed(seed)
+    if init is not None:  # from scratch: by default only the ids the demonstrations use get rows
+        trimmed = Vocab.build(t for t, _ in examples) if vocab == "trimmed" else None
+        net, parent = GPT(preset(init), trimmed).to(dev), f"init:{init}"
+    else:
+        net, meta = registry.load(model, device=dev)
+        parent = meta.get("path")
+    cfg = SFTConfig(
+        lr=lr, batch_size=batch_size, steps=None if minutes else steps, minutes=minutes, seed=seed
+    )
+    run_id = new_run_id("sft")
+    log = MetricsLog(run_id, None, config={"tasks": str(tasks), "out": out, **cfg.__dict__})
+    console.print(f"SFT on {len(examples)} demonstrations from {tasks} → {out}  (run {run_id})")
+    total = int(minutes * 60) if minutes else steps
+    with stop_on_ctrl_c(), live_progress(total, f"SFT → {out}") as progress:
+        res = train_sft(net, examples, cfg, device=dev, progress=progress, log=log.log)
+    if res["stopped"]:
+        console.print(f"[yellow]stopped:[/] {res['stopped']}")
+    if res["steps"] == 0:  # interrupted before the first step: there is nothing new to publish
+        raise KeyboardInterrupt
+    fmt = {"look_first": look_first, "retry": retry}  # GRPO's ptx term shows demonstrations in this form
+    meta = {"source": f"sft:{run_id}", "step": res["steps"], "parent": parent, "demonstrations": fmt}
+    ckpt = registry.publish(out, net, meta=meta)
+    console.print(
+        f"published {out} → {ckpt}  ({res['steps']} steps, {res['seconds']:.0f}s, loss {res['loss']:.3f})"
+    )
+    interrupted(res)
 
 
 @train_app.command(
@@ -133,37 +178,60 @@ def grpo_cmd(
     db: Path | None = DB,
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
-    from iclaw.train.common import apply_overrides
-    from iclaw.train.grpo import GRPOConfig
-    from iclaw.train.runs import run_grpo
+    from iclaw.errors import IclawError
+    from iclaw.model import registry
+    from iclaw.model.checkpoint import load_trainer_state
+    from iclaw.store import Store
+    from iclaw.tasks import Verifier
+    from iclaw.train.common import (
+        INTERRUPTED,
+        apply_overrides,
+        console,
+        interrupted,
+        safe_sandbox,
+        stop_on_ctrl_c,
+        task_pool,
+    )
+    from iclaw.train.grpo import GRPOConfig, check_config, train_grpo
+    from iclaw.train.sft import ptx_demos
 
     cfg = GRPOConfig(
-        model=model,
-        out=out,
-        steps=steps,
-        group_size=group_size,
-        tasks_per_step=tasks_per_step,
-        lr=lr,
-        beta=beta,
-        max_turns=max_turns,
-        sft_coef=sft_coef,
-        max_flagged=max_flagged,
-        seed=seed,
-        minutes=minutes,
+        model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr,
+        beta=beta, max_turns=max_turns, sft_coef=sft_coef, max_flagged=max_flagged, seed=seed, minutes=minutes,
         # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes any of it
-        max_new_tokens=160,
-        filter_zero_variance=True,
-        kl_max=1.0,
+        max_new_tokens=160, filter_zero_variance=True, kl_max=1.0,
+    )  # fmt: skip
+    cfg = apply_overrides(cfg, overrides)
+    registry.check_name(cfg.out)
+    check_config(cfg)
+    if resume:  # a run that cannot be resumed fails here, before anything is written
+        if not registry.is_registered(cfg.out):
+            raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
+        state = load_trainer_state(registry.resolve(cfg.out))
+        if state is None or state.get("kind") != "grpo":
+            raise IclawError(
+                f"--resume: {registry.resolve(cfg.out)} has no GRPO trainer state to resume from"
+            )
+        start = Path(state["reference"])
+    else:
+        start = registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
+    sandbox = safe_sandbox(unsafe_no_sandbox)
+    pool = task_pool(tasks, from_db, db, sandbox=sandbox)
+    demos = ptx_demos(
+        cfg.sft_coef, pool, sandbox, start, cfg.seed
+    )  # before the store: a bad flag writes nothing
+    with Store(db) as store, stop_on_ctrl_c():
+        summary = train_grpo(cfg, pool, sandbox=sandbox, verifier=Verifier(sandbox), store=store, resume=resume,
+                             device=device, demos=demos)  # fmt: skip
+    if summary.get("stopped"):
+        console.print(f"[yellow]stopped:[/] {summary['stopped']}")
+    console.print(
+        f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
+        f"latest checkpoint {cfg.out} → {summary['checkpoint']}"
     )
-    run_grpo(
-        apply_overrides(cfg, overrides),
-        tasks_file=tasks,
-        from_db=from_db,
-        db=db,
-        resume=resume,
-        device=device,
-        allow_unsafe=unsafe_no_sandbox,
-    )
+    if summary.get("stopped") == INTERRUPTED:
+        console.print(f"continue with: iclaw train grpo --out {cfg.out} --resume (and the same flags)")
+    interrupted(summary)
 
 
 @ablate_app.command(
@@ -189,7 +257,7 @@ def ablate_beta(
     unsafe_no_sandbox: bool = UNSAFE,
 ) -> None:
     from iclaw.errors import IclawError
-    from iclaw.train.runs import run_ablate_beta
+    from iclaw.lab.ablate import run_ablate_beta
 
     try:
         values = [float(b) for b in betas.split(",") if b.strip()]
@@ -222,9 +290,19 @@ def runs_plot(
     ),
     db: Path | None = DB,
 ) -> None:
-    from iclaw.train.runs import plot_runs
+    from iclaw.errors import IclawError
+    from iclaw.store import Store
+    from iclaw.train.common import console, plot_series
 
-    plot_runs(runs, out, [m.strip() for m in metrics.split(",") if m.strip()], db=db)
+    with Store(db) as store:
+        series = {}
+        for r in runs:
+            rows = store.metrics(r)
+            if not rows:
+                raise IclawError(f"run {r!r}: no metrics logged (see `iclaw runs list`)")
+            series[r] = rows
+    plot_series(series, [m.strip() for m in metrics.split(",") if m.strip()], out)
+    console.print(f"wrote {out}")
 
 
 @train_app.command(

@@ -256,13 +256,13 @@ def run_distill(
     echo=None,
 ) -> dict:
     """The body of `iclaw distill`: check the flags and names, load tasks, sandbox and store, train, report.
-    Uses the same task pool and sandbox policy as `iclaw train grpo` (iclaw/train/setup.py)."""
+    Uses the same task pool and sandbox policy as `iclaw train grpo` (iclaw/train/common.py)."""
     from rich.console import Console
 
     from iclaw.model import registry
     from iclaw.store import Store
     from iclaw.tasks import Verifier
-    from iclaw.train.setup import safe_sandbox, task_pool
+    from iclaw.train.common import safe_sandbox, task_pool
 
     if echo is None:
         console = Console(highlight=False)

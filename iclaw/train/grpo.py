@@ -42,7 +42,7 @@ from iclaw.model.gpt import autocast
 from iclaw.train.common import all_reduce_sum, make_optimizer, setup_distributed
 from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import Batch, Scorer, collate, collate_episodes, logprobs_and_entropy, rollout_stats
-from iclaw.train.sft import demonstration_format, sft_loss
+from iclaw.train.sft import check_ptx, demonstration_format, sft_loss
 
 
 @dataclass
@@ -270,17 +270,11 @@ def check_config(cfg: GRPOConfig) -> None:
     if cfg.group_size < 2:
         raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
     if cfg.temperature <= 0:
-        raise IclawError("--temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)")  # fmt: skip
+        raise IclawError(
+            "--temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
+        )
     if cfg.max_flagged is not None and not 0 <= cfg.max_flagged <= 1:
         raise IclawError("--max-flagged: must be a fraction of the step's episodes, between 0 and 1")
-
-
-def check_ptx(sft_coef: float, demos: list | None, world: int = 1) -> None:
-    """The ptx term needs demonstrations, and its gradient is local: one process only."""
-    if sft_coef > 0 and not demos:
-        raise IclawError("--sft-coef: no demonstrations to imitate (no task in the pool has a reference fix)")
-    if sft_coef > 0 and world > 1:
-        raise IclawError("--sft-coef: single process only (its gradient is not all-reduced across ranks)")
 
 
 def train_grpo(
@@ -297,7 +291,9 @@ def train_grpo(
         raise IclawError("no usable tasks to train on")
     rank, world, dev = setup_distributed(device)
     if cfg.tasks_per_step % world:
-        raise IclawError(f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}")  # fmt: skip
+        raise IclawError(
+            f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
+        )
     check_ptx(cfg.sft_coef, demos, world)
 
     trainer_state = None

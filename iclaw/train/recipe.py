@@ -27,8 +27,8 @@ from pathlib import Path
 import torch
 
 from iclaw.errors import IclawError
-from iclaw.train.common import stop_on_ctrl_c, stop_requested
-from iclaw.train.runs import console, report_table, write_json
+from iclaw.files import write_json
+from iclaw.train.common import console, report_table, stop_on_ctrl_c, stop_requested
 
 MAX_NEW_TOKENS = 160  # per turn: a fixed Python program is a few lines, longer than any shell fix
 
@@ -95,9 +95,8 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.model.gpt import GPT, default_device, preset
     from iclaw.model.vocab import Vocab
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks, save_tasks
-    from iclaw.train.common import MetricsLog, live_progress, new_run_id
+    from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
     from iclaw.train.grpo import GRPOConfig, train_grpo
-    from iclaw.train.setup import safe_sandbox
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
     t0 = time.time()
