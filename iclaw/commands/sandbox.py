@@ -62,7 +62,9 @@ def exec_cmd(
         workdir = cwd.resolve()
         if not workdir.is_dir():
             raise IclawError(f"--cwd: {cwd} is not a directory")
-    started = _now()
+    from iclaw.store import now_iso
+
+    started = now_iso()
     try:
         result = sandbox.run(tool, code, workdir)
     finally:
@@ -185,9 +187,3 @@ def doctor(
         "ICLAW_HOME", f"{home} (from $ICLAW_HOME)" if home else f"{Path('~/.iclaw').expanduser()} (default)"
     )
     Console(highlight=False).print(table)
-
-
-def _now() -> str:
-    from iclaw.store import now_iso
-
-    return now_iso()

@@ -1,4 +1,4 @@
-"""Pieces every trainer shares (SFT, GRPO, distillation): devices and torchrun, the optimizer, RNG capture
+"""Pieces every trainer shares (SFT, GRPO, distillation): devices and torchrun, RNG capture
 for exact resume, metrics logging (SQLite table + JSONL), Ctrl-C, the live progress display and the reports
 (tables, plots), `--set`, and what every training or eval command needs first: tasks and a safe sandbox."""
 
@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.table import Table
 
 from iclaw.errors import IclawError
+from iclaw.files import write_json
+from iclaw.train.optim import make_optimizer  # noqa: F401  (here too only for benchmarks/gpu_check.py)
 
 # ---------------------------------------------------------------------------------------------- torchrun
 
@@ -56,19 +58,6 @@ def all_reduce_sum(x: float, device) -> float:
 def cleanup_distributed() -> None:
     if dist.is_initialized():
         dist.destroy_process_group()
-
-
-# --------------------------------------------------------------------------------------------- optimizer
-
-
-def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.95)):
-    """AdamW; weight decay only on 2-D weights (matrices, embeddings), never on biases and norms."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    fused = next(model.parameters()).device.type in ("cuda", "cpu")  # one kernel instead of a loop per tensor
-    return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=fused)
 
 
 # ------------------------------------------------------------------------------------------- RNG / resume
@@ -115,7 +104,7 @@ class MetricsLog:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "metrics.jsonl"
         if config is not None:
-            (self.dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
+            write_json(self.dir / "config.json", config)
 
     def log(self, step: int, metrics: dict) -> None:
         row = {"run_id": self.run_id, "step": step, "time": time.time(), **metrics}

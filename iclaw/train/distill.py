@@ -109,7 +109,8 @@ def train_distill(
     """Run on-policy distillation; returns a summary dict (run_id, steps, checkpoint, seconds, history,
     stopped). Rank 0 logs and publishes."""
     from iclaw.model import registry
-    from iclaw.train.common import live_progress, make_optimizer, setup_distributed
+    from iclaw.train.common import live_progress, setup_distributed
+    from iclaw.train.optim import make_optimizer
 
     check_config(cfg)
     if not tasks:

@@ -39,8 +39,9 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.gpt import autocast
-from iclaw.train.common import all_reduce_sum, make_optimizer, setup_distributed
+from iclaw.train.common import all_reduce_sum, setup_distributed
 from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.optim import make_optimizer
 from iclaw.train.rollout import Batch, Scorer, collate, collate_episodes, logprobs_and_entropy, rollout_stats
 from iclaw.train.sft import check_ptx, demonstration_format, sft_loss
 

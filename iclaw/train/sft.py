@@ -25,7 +25,6 @@ demonstration shows; that is GRPO's to learn.
 
 from __future__ import annotations
 
-import math
 import random
 import tempfile
 import time
@@ -38,7 +37,8 @@ from iclaw.agent.episode import task_request, unroot
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.errors import IclawError
 from iclaw.model.gpt import autocast
-from iclaw.train.common import INTERRUPTED, TIME_UP, console, make_optimizer, stop_requested
+from iclaw.train.common import INTERRUPTED, TIME_UP, console, stop_requested
+from iclaw.train.optim import make_optimizer, warmup_cosine
 from iclaw.train.rollout import collate, logprobs_and_entropy
 
 LOOK = "ls"  # the one look-around command demonstrations use
@@ -236,10 +236,8 @@ def length_grouped_batches(
 
 def _lr(step: int, cfg: SFTConfig, elapsed: float = 0.0) -> float:
     """Linear warm-up, then cosine decay to min_lr_frac · lr over the budget (steps, or wall-clock time)."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
     if cfg.steps is not None:
-        frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+        progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     else:
-        frac = elapsed / max(1e-9, cfg.minutes * 60)
-    return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+        progress = elapsed / max(1e-9, cfg.minutes * 60)
+    return warmup_cosine(cfg.lr, step, cfg.warmup, progress, cfg.min_lr_frac)
