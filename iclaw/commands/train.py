@@ -1,4 +1,5 @@
-"""`iclaw train sft|grpo`, `iclaw ablate beta`, `iclaw runs plot`. Flags here, work in iclaw/train/."""
+"""`iclaw train sft|grpo|recipe`: flags, checks and reports here; the trainers are iclaw/train/sft.py, grpo.py
+and recipe.py. Only typer + stdlib at module level (torch loads inside the commands)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,15 @@ from pathlib import Path
 
 import typer
 
+from iclaw.commands.options import Db, Device, Seed, Unsafe
+
 train_app = typer.Typer(
     help="Train the policy: SFT warm-up on demonstrations, GRPO on verified rewards.", no_args_is_help=True
-)
-ablate_app = typer.Typer(help="Controlled comparisons from the same start and seeds.", no_args_is_help=True)
-
-DB = typer.Option(None, "--db", envvar="ICLAW_DB", help="Trajectory database (default ./trajectories.db).")
-UNSAFE = typer.Option(
-    False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
-)
-MAX_TOKENS = typer.Option(
-    None,
-    "--max-tokens",
-    help="Stop once this many policy tokens have been sampled (compare runs at equal tokens).",
 )
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(train_app, name="train")
-    app.add_typer(ablate_app, name="ablate")
-    from iclaw.commands.store import runs_app
-
-    runs_app.command("plot", help="Plot metrics of one or more runs (reward, KL, ...) to a PNG.")(runs_plot)
 
 
 @train_app.command(
@@ -65,9 +53,9 @@ def sft_cmd(
         "--vocab",
         help="With --init: trimmed (rows only for the ids the demonstrations use, plus bytes) or full (GPT-2's 50,304).",
     ),
-    seed: int = typer.Option(0, "--seed"),
-    device: str | None = typer.Option(None, "--device", help="cuda, mps or cpu (default: best available)."),
-    unsafe_no_sandbox: bool = UNSAFE,
+    seed: Seed = 0,
+    device: Device = None,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     import torch
 
@@ -173,10 +161,10 @@ def grpo_cmd(
         "--set eps_high=0.28 --set max_tokens=200000; repeatable.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
-    seed: int = typer.Option(0, "--seed"),
-    device: str | None = typer.Option(None, "--device"),
-    db: Path | None = DB,
-    unsafe_no_sandbox: bool = UNSAFE,
+    seed: Seed = 0,
+    device: Device = None,
+    db: Db = None,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     from iclaw.errors import IclawError
     from iclaw.model import registry
@@ -193,13 +181,13 @@ def grpo_cmd(
         task_pool,
     )
     from iclaw.train.grpo import GRPOConfig, check_config, train_grpo
+    from iclaw.train.recipe import GRPO_RECIPE
     from iclaw.train.sft import ptx_demos
 
     cfg = GRPOConfig(
         model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr,
         beta=beta, max_turns=max_turns, sft_coef=sft_coef, max_flagged=max_flagged, seed=seed, minutes=minutes,
-        # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes any of it
-        max_new_tokens=160, filter_zero_variance=True, kl_max=1.0,
+        **GRPO_RECIPE,  # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes it
     )  # fmt: skip
     cfg = apply_overrides(cfg, overrides)
     registry.check_name(cfg.out)
@@ -234,89 +222,18 @@ def grpo_cmd(
     interrupted(summary)
 
 
-@ablate_app.command(
-    "beta", help="GRPO from the same start and seeds for each β; table + PNG of reward and KL."
-)
-def ablate_beta(
-    betas: str = typer.Option("0,0.04", "--betas", help="Comma-separated β values."),
-    model: str = typer.Option("demo-sft", "--model"),
-    tasks: Path = typer.Option(..., "--tasks", help="Training tasks (JSONL)."),
-    heldout: Path = typer.Option(..., "--heldout", help="Held-out tasks for the final pass@1 (JSONL)."),
-    steps: int = typer.Option(20, "--steps"),
-    lr: float = typer.Option(1e-4, "--lr"),
-    group_size: int = typer.Option(8, "--group-size"),
-    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
-    max_turns: int = typer.Option(2, "--max-turns"),
-    filter_zero_variance: bool = typer.Option(
-        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal (as the demo does)."
-    ),
-    sft_coef: float = typer.Option(0.0, "--sft-coef", help="PPO-ptx weight (as in `train grpo`)."),
-    seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(Path("ablate-beta.png"), "--out", help="PNG with reward and KL curves per β."),
-    db: Path | None = DB,
-    unsafe_no_sandbox: bool = UNSAFE,
-) -> None:
-    from iclaw.errors import IclawError
-    from iclaw.lab.ablate import run_ablate_beta
-
-    try:
-        values = [float(b) for b in betas.split(",") if b.strip()]
-    except ValueError as e:
-        raise IclawError(f"--betas: {betas!r} is not a comma-separated list of numbers") from e
-    run_ablate_beta(
-        values,
-        model=model,
-        tasks_file=tasks,
-        heldout_file=heldout,
-        steps=steps,
-        lr=lr,
-        group_size=group_size,
-        tasks_per_step=tasks_per_step,
-        max_turns=max_turns,
-        seed=seed,
-        out=out,
-        db=db,
-        allow_unsafe=unsafe_no_sandbox,
-        filter_zero_variance=filter_zero_variance,
-        sft_coef=sft_coef,
-    )
-
-
-def runs_plot(
-    runs: list[str] = typer.Argument(..., help="Run ids (see `iclaw runs list`)."),
-    out: Path = typer.Option(Path("runs.png"), "--out", help="PNG file to write."),
-    metrics: str = typer.Option(
-        "reward_mean,kl", "--metrics", help="Comma-separated metric names, one panel each."
-    ),
-    db: Path | None = DB,
-) -> None:
-    from iclaw.errors import IclawError
-    from iclaw.store import Store
-    from iclaw.train.common import console, plot_series
-
-    with Store(db) as store:
-        series = {}
-        for r in runs:
-            rows = store.metrics(r)
-            if not rows:
-                raise IclawError(f"run {r!r}: no metrics logged (see `iclaw runs list`)")
-            series[r] = rows
-    plot_series(series, [m.strip() for m in metrics.split(",") if m.strip()], out)
-    console.print(f"wrote {out}")
-
-
 @train_app.command(
     "recipe",
     help="Train the default policy (iclaw-small) from scratch: tasks → SFT (trimmed vocabulary) → GRPO with "
     "the KL term → held-out and outside-set eval → model card. ~90 min on 2 CPU cores; a rerun resumes.",
 )
 def recipe_cmd(
-    seed: int = typer.Option(0, "--seed"),
+    seed: Seed = 0,
     out_dir: Path = typer.Option(Path("runs/recipe"), "--out-dir", help="Tasks, logs, summary.json, state."),
     install: bool = typer.Option(
         False, "--install", help="Copy the result into iclaw/assets/models/ (the shipped built-in copy)."
     ),
-    unsafe_no_sandbox: bool = UNSAFE,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     from iclaw.train.recipe import RecipeConfig, run_recipe
 

@@ -1,4 +1,4 @@
-"""`iclaw replay` (browse and export logged episodes) and `iclaw runs list|show` (training metrics).
+"""`iclaw replay` (browse and export logged episodes) and `iclaw runs list|show|plot` (training metrics).
 
 Only typer + stdlib at module level: the store (sqlite-utils) and rich load inside the commands."""
 
@@ -10,9 +10,8 @@ from pathlib import Path
 
 import typer
 
-DB_OPTION_HELP = "Trajectory database (default ./trajectories.db)."
+from iclaw.commands.options import Db
 
-# `iclaw runs ...`: list and show now; the lead adds `runs plot` to this sub-app (see the end of the file).
 runs_app = typer.Typer(help="Training runs logged to the store (train_metrics).", no_args_is_help=True)
 
 
@@ -62,7 +61,7 @@ def replay(
     rate: str | None = typer.Option(
         None, "--rate", help="With ID: mark the episode good or bad ('none' clears)."
     ),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_OPTION_HELP),
+    db: Db = None,
 ) -> None:
     from rich.console import Console
 
@@ -134,7 +133,7 @@ def _dump(episodes: list[dict], jsonl: bool, single: bool = False) -> None:
 
 @runs_app.command("list", help="Training runs that logged metrics: steps and time span.")
 def runs_list(
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_OPTION_HELP),
+    db: Db = None,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from rich.console import Console
@@ -171,7 +170,7 @@ def runs_show(
         None, "--columns", "-c", help="Comma-separated metric names to show (default: all)."
     ),
     last: int = typer.Option(0, "--last", help="Only the last N steps (0: all)."),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_OPTION_HELP),
+    db: Db = None,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from rich.console import Console
@@ -206,5 +205,25 @@ def runs_show(
     Console(highlight=False).print(table)
 
 
-# `iclaw runs plot RUN` (matplotlib figure of the metrics) belongs here; the lead adds it as
-# @runs_app.command("plot") reading `Store(db).metrics(run)` like runs_show above.
+@runs_app.command("plot", help="Plot metrics of one or more runs (reward, KL, ...) to a PNG.")
+def runs_plot(
+    runs: list[str] = typer.Argument(..., help="Run ids (see `iclaw runs list`)."),
+    out: Path = typer.Option(Path("runs.png"), "--out", help="PNG file to write."),
+    metrics: str = typer.Option(
+        "reward_mean,kl", "--metrics", help="Comma-separated metric names, one panel each."
+    ),
+    db: Db = None,
+) -> None:
+    from iclaw.errors import IclawError
+    from iclaw.store import Store
+    from iclaw.train.common import console, plot_series
+
+    with Store(db) as store:
+        series = {}
+        for r in runs:
+            rows = store.metrics(r)
+            if not rows:
+                raise IclawError(f"run {r!r}: no metrics logged (see `iclaw runs list`)")
+            series[r] = rows
+    plot_series(series, [m.strip() for m in metrics.split(",") if m.strip()], out)
+    console.print(f"wrote {out}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-DB_HELP = "Trajectory database (default ./trajectories.db)."
+from iclaw.commands.options import Db
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +37,7 @@ def exec_cmd(
         None, "--cwd", help="Writable directory to run in (default: a fresh temporary directory)."
     ),
     timeout: float = typer.Option(10.0, "--timeout", help="Wall-clock limit in seconds."),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
+    db: Db = None,
     log: bool = typer.Option(True, "--log/--no-log", help="Record the call in the trajectory store."),
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
 ) -> None:
@@ -112,9 +112,7 @@ def show_result(result, console, level: str | None = None) -> None:
         console.print(f"[red]{escape(result.stderr.rstrip(chr(10)))}[/]", soft_wrap=True)
 
 
-def doctor(
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
-) -> None:
+def doctor(db: Db = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
