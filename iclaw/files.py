@@ -29,7 +29,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         os.close(fd)
 
 
-def write_json(path: Path, obj) -> None:
+def write_json(path: Path, obj: object) -> None:
     """`obj` as indented JSON (anything JSON does not know, as its str), atomically, creating the parent
     directories."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ def status_markup(status: str | None) -> str:
     return f"[{colour}]{status or '-'}[/]"
 
 
-def fmt(v, digits: int = 3) -> str:
+def fmt(v: object, digits: int = 3) -> str:
     """A stored value as a table cell: None as "-", floats to `digits` significant digits."""
     if v is None:
         return "-"

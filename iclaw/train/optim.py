@@ -32,7 +32,9 @@ import torch
 NS_COEFFS = (3.4445, -4.7750, 2.0315)  # quintic Newton-Schulz coefficients from modded-nanogpt
 
 
-def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.95)):
+def make_optimizer(
+    model: torch.nn.Module, lr: float, weight_decay: float = 0.0, betas: tuple[float, float] = (0.9, 0.95)
+) -> torch.optim.AdamW:
     """AdamW; weight decay only on 2-D weights (matrices, embeddings), never on biases and norms."""
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
