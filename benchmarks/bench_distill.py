@@ -25,16 +25,16 @@ import torch
 from iclaw.agent.episode import EpisodeConfig
 from iclaw.agent.evaluate import evaluate
 from iclaw.agent.policy import Policy
+from iclaw.files import write_json
+from iclaw.lab.demo import DemoConfig
 from iclaw.model import registry
 from iclaw.model.gpt import GPT, default_device, preset
 from iclaw.store import Store
 from iclaw.tasks import Verifier, load_tasks
-from iclaw.train.demo import DemoConfig
+from iclaw.train.common import console, report_table, safe_sandbox
 from iclaw.train.distill import DistillConfig, train_distill
-from iclaw.train.runs import console, report_table, write_json
-from iclaw.train.setup import safe_sandbox
+from iclaw.train.grpo import GRPOConfig, train_grpo
 from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-from iclaw.train.trainer import GRPOConfig, train_grpo
 
 DEMO = DemoConfig()  # the student's warm-up uses the demo's demonstrations
 

@@ -202,7 +202,7 @@ def main() -> None:
     from iclaw.model.gpt import GPT, preset
     from iclaw.tasks import Verifier, generate
     from iclaw.tools.sandbox import Sandbox
-    from iclaw.train.trainer import GRPOConfig, train_grpo
+    from iclaw.train.grpo import GRPOConfig, train_grpo
 
     G, TASKS, NEW, BETA, LR = 8, 2, 32, 0.04, 1e-4
     total_steps = 1 + args.steps

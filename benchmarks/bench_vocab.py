@@ -34,8 +34,8 @@ def main() -> None:
     from iclaw.model.vocab import Vocab
     from iclaw.tasks import Verifier, generate
     from iclaw.tools.sandbox import Limits, Sandbox
+    from iclaw.train.grpo import GRPOConfig, train_grpo
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-    from iclaw.train.trainer import GRPOConfig, train_grpo
 
     sandbox = Sandbox(Limits(timeout_s=5.0))
     tasks = generate(args.tasks, "train", seed=0, sandbox=sandbox)

@@ -37,12 +37,28 @@ def _root(
     """A terminal agent with a local GPT-2-family policy (see `iclaw COMMAND --help`)."""
 
 
-def _register_all() -> None:
-    # Order here is the order in `iclaw --help`.
-    from iclaw.commands import agent, arch, distill, evaluate, models, sandbox, store, tasks, train
+# Each module of iclaw/commands/ is named after the (first) command it defines; this order is the order in
+# `iclaw --help` (commands first, then groups, each in the order registered).
+COMMAND_MODULES = (
+    "chat",
+    "exec",
+    "replay",
+    "tasks",
+    "eval",
+    "train",
+    "demo",
+    "distill",
+    "models",
+    "pretrain",
+    "bench",
+)
 
-    for module in (agent, sandbox, store, tasks, evaluate, train, distill, models, arch):
-        module.register(app)
+
+def _register_all() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"iclaw.commands.{name}").register(app)
 
 
 _register_all()

@@ -8,7 +8,7 @@ from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, GPTConfig, preset, token_logprobs
 from iclaw.model.moe import MoE
 from iclaw.model.sampler import generate
-from iclaw.train.muon import configure_optimizers
+from iclaw.train.optim import configure_optimizers
 
 VARIANTS = {
     "mha": {},

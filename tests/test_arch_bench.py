@@ -4,7 +4,7 @@ import json
 
 from rich.console import Console
 
-from iclaw.train import bench_arch
+from iclaw.lab import bench_arch
 from iclaw.train.data import prep
 
 

@@ -1,4 +1,4 @@
-"""GRPO's family curriculum (loop.FamilyCurriculum, `--curriculum`): counts, weights, the weighted draw, ranks,
+"""GRPO's family curriculum (onpolicy.FamilyCurriculum, `--curriculum`): counts, weights, the weighted draw, ranks,
 and the trainer state that carries it across --resume."""
 
 import dataclasses
@@ -15,8 +15,8 @@ from iclaw.model.checkpoint import load_trainer_state
 from iclaw.model.gpt import GPT, preset
 from iclaw.tasks import Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
-from iclaw.train.loop import FamilyCurriculum, sample_tasks
-from iclaw.train.trainer import GRPOConfig, train_grpo
+from iclaw.train.grpo import GRPOConfig, train_grpo
+from iclaw.train.onpolicy import FamilyCurriculum, sample_tasks
 
 
 @dataclasses.dataclass
@@ -60,7 +60,7 @@ def test_weighted_draw_is_seeded_without_replacement_and_favours_heavy_tasks():
 TORCHRUN_SCRIPT = """
 import json, sys, torch
 import torch.distributed as dist
-from iclaw.train.loop import FamilyCurriculum
+from iclaw.train.onpolicy import FamilyCurriculum
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 cur = FamilyCurriculum(["a", "b", "c"])

@@ -63,14 +63,15 @@ def test_demo_cli_defaults_are_the_demo_config():
     """`iclaw demo` with no flags must run exactly the DemoConfig the README's figures come from."""
     import inspect
 
-    from iclaw.commands.evaluate import demo_cmd
-    from iclaw.train.demo import DemoConfig
+    from iclaw.commands.demo import demo_cmd
+    from iclaw.lab.demo import DemoConfig
 
     cfg, params = DemoConfig(), inspect.signature(demo_cmd).parameters
     shared = [n for n in params if hasattr(cfg, n)]
     assert len(shared) >= 8
     for name in shared:
-        assert params[name].default.default == getattr(cfg, name), name
+        default = params[name].default  # a typer.Option, or the plain default of a shared option (options.py)
+        assert getattr(default, "default", default) == getattr(cfg, name), name
 
 
 def test_an_unknown_family_is_one_error_before_anything_is_written(tmp_path):

@@ -15,8 +15,8 @@ from iclaw.store.flags import episode_flags, flagged, log_flags
 from iclaw.tasks import Task, Verifier
 from iclaw.tasks.monitor import flag_episode
 from iclaw.tools.sandbox import Limits, Sandbox
-from iclaw.train.loop import OnPolicyRun
-from iclaw.train.trainer import GRPOConfig
+from iclaw.train.grpo import GRPOConfig
+from iclaw.train.onpolicy import OnPolicyRun
 
 SHOPPING = Task(
     id="shopping",

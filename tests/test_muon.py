@@ -3,7 +3,7 @@
 import torch
 
 from iclaw.model.gpt import GPT, GPTConfig
-from iclaw.train.muon import Muon, configure_optimizers, orthogonalize
+from iclaw.train.optim import Muon, configure_optimizers, orthogonalize
 
 
 def test_newton_schulz_is_close_to_orthogonal():

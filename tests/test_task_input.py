@@ -22,7 +22,7 @@ from iclaw.model import registry
 from iclaw.store import Store
 from iclaw.tasks import Family, Instance, Task, Verifier, fill_errors, generate, load_tasks
 from iclaw.tools.sandbox import Limits, Sandbox
-from iclaw.train.setup import load_task_file, task_pool
+from iclaw.train.common import load_task_file, task_pool
 
 runner = CliRunner()
 gen = importlib.import_module("iclaw.tasks.generate")  # the module (iclaw.tasks.generate is the function)

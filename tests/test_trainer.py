@@ -17,8 +17,8 @@ from iclaw.model.gpt import GPT, preset
 from iclaw.store import Store
 from iclaw.tasks import Task, Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
+from iclaw.train.grpo import GRPOConfig, check_config, grpo_update, guard_stop, train_grpo
 from iclaw.train.rollout import collate
-from iclaw.train.trainer import GRPOConfig, check_config, grpo_update, guard_stop, train_grpo
 
 
 @pytest.fixture()
@@ -315,7 +315,7 @@ TORCHRUN_SCRIPT = r"""
 import os, sys, torch
 from iclaw.model.gpt import GPT, preset
 from iclaw.train.rollout import collate
-from iclaw.train.trainer import GRPOConfig, grpo_update
+from iclaw.train.grpo import GRPOConfig, grpo_update
 from iclaw.train.common import setup_distributed
 
 rank, world, dev = setup_distributed("cpu")

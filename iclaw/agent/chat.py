@@ -377,7 +377,7 @@ class Chat:
                     f"  {ok}{rating}  {escape(first)}"
                 )
         elif word == "replay":
-            from iclaw.commands.store import show_episode
+            from iclaw.store.transcript import show_episode
 
             target = int(arg) if arg.isdigit() else self.last_episode
             if target is None:

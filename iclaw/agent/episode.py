@@ -14,7 +14,6 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -31,6 +30,7 @@ from iclaw.agent.protocol import (
     render,
     request_tokens,
 )
+from iclaw.store import now_iso
 
 
 @dataclass
@@ -74,10 +74,6 @@ class Episode:
         return sum(self.mask)
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 def task_request(task) -> str:
     output = cap_text((task.error or "").rstrip("\n"), 300)  # the end of an error says the most
     if task.broken_exit is not None:
@@ -97,7 +93,7 @@ def new_episode(request: str, kind: str, workdir: Path, task=None) -> Episode:
         logprobs=[0.0] * len(toks),
         prompt_len=len(toks),
         turns=[{"turn": 0, "role": "user", "text": request}],
-        started_at=now(),
+        started_at=now_iso(),
     )
 
 
@@ -197,7 +193,7 @@ def run_episodes(
         e.final = e.last_call.get(e.kind)
         if e.final is None and e.status != "truncated":
             e.status = "no_fix"
-        e.ended_at = now()
+        e.ended_at = now_iso()
     return episodes
 
 

@@ -154,9 +154,10 @@ class Fixer:
     ) -> FixResult:
         """Run `code`; if it fails, run one episode to fix it. Ctrl-C cancels the turn and an EOFError from
         `approve` (Ctrl-D at a confirmation) stops it; either way what ran is logged."""
-        from iclaw.agent.episode import episode_record, new_episode, now, run_episodes
+        from iclaw.agent.episode import episode_record, new_episode, run_episodes
+        from iclaw.store import now_iso
 
-        started = now()
+        started = now_iso()
         try:
             first = self.sandbox.run(kind, code, self.cwd)
         except KeyboardInterrupt:
@@ -247,7 +248,7 @@ class Fixer:
         except Exception as e:  # logged with what ran, then raised again
             error, ep.status = e, "error"
         if ep.status in ("interrupted", "eof", "error"):
-            ep.done, ep.ended_at = True, now()
+            ep.done, ep.ended_at = True, now_iso()
             ep.final = ep.last_call.get(kind)
         res.final = ep.final
         for c in reversed(ep.tool_calls[1:]):  # the run of the final command (not the user's turn-0 run)

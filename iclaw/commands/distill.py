@@ -7,14 +7,14 @@ from pathlib import Path
 
 import typer
 
-from iclaw.commands.train import MAX_TOKENS
+from iclaw.commands.options import Db, Device, Seed, Unsafe
 
 
 def register(app: typer.Typer) -> None:
     app.command(
         "distill",
-        help="On-policy distillation: the student fixes tasks with real tools, the teacher grades every token it "
-        "wrote (reverse KL), optionally mixed with the verifier's reward.",
+        help="On-policy distillation: the student (on --device) fixes tasks with real tools, the teacher grades "
+        "every token it wrote (reverse KL), optionally mixed with the verifier's reward.",
     )(distill)
 
 
@@ -47,22 +47,22 @@ def distill(
     ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
     save_every: int = typer.Option(10, "--save-every"),
     minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
-    max_tokens: int | None = MAX_TOKENS,
+    max_tokens: int | None = typer.Option(
+        None,
+        "--max-tokens",
+        help="Stop once this many policy tokens have been sampled (compare runs at equal tokens).",
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
-    seed: int = typer.Option(0, "--seed"),
-    device: str | None = typer.Option(None, "--device", help="Student device: cuda, mps or cpu."),
+    seed: Seed = 0,
+    device: Device = None,
     teacher_device: str | None = typer.Option(
         None, "--teacher-device", help="Teacher device (default: the student's)."
     ),
     teacher_dtype: str = typer.Option(
         "auto", "--teacher-dtype", help="auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16."
     ),
-    db: Path | None = typer.Option(
-        None, "--db", envvar="ICLAW_DB", help="Trajectory database (default ./trajectories.db)."
-    ),
-    unsafe_no_sandbox: bool = typer.Option(
-        False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
-    ),
+    db: Db = None,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     from iclaw.train.distill import DistillConfig, run_distill
 

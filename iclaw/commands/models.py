@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from iclaw.commands.options import Device
 from iclaw.errors import IclawError
 
 models_app = typer.Typer(
@@ -146,7 +147,7 @@ def ppl_cmd(
     file: Path = typer.Argument(..., help="A UTF-8 text file."),
     model: str = typer.Option(..., "--model", "-m", help="A registered name or a checkpoint path."),
     stride: int = typer.Option(0, "--stride", help="Window stride in tokens (default: block size // 2)."),
-    device: str = typer.Option("", "--device", help="cpu, cuda, ... (default: the best available)."),
+    device: Device = None,
     as_json: bool = typer.Option(False, "--json", help='Print {"perplexity": X, "tokens": N, ...}.'),
 ) -> None:
     """Perplexity of FILE under a model: strided sliding window at the model's block size, each token after

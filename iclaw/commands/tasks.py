@@ -5,10 +5,11 @@ Only typer + stdlib at module level; the task machinery (and the sandbox) is imp
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
+
+from iclaw.commands.options import Db, Seed
 
 tasks_app = typer.Typer(
     name="tasks",
@@ -36,10 +37,11 @@ def gen(
         "--split",
         help="train | dev (for tuning) | heldout (for reported figures); disjoint by construction.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Same seed, same families, same n -> byte-identical file."),
+    seed: Seed = 0,
     family: list[str] = typer.Option(None, "--family", "-f", help="Only these families (repeatable)."),
 ) -> None:
-    """Generate synthetic tasks; each one is run in the sandbox (broken must fail, the fix must pass)."""
+    """Generate synthetic tasks; each one is run in the sandbox (broken must fail, the fix must pass). The
+    same --seed, families and -n give a byte-identical file."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from iclaw.tasks import generate, save_tasks
@@ -112,9 +114,10 @@ def list_(
 def show(
     task_id: str = typer.Argument(..., help="A task id from --tasks FILE, or a family name for an example."),
     tasks_file: Path = typer.Option(None, "--tasks", "-t", help="The task file to look the id up in."),
-    seed: int = typer.Option(0, "--seed", help="With a family name: which example."),
+    seed: Seed = 0,
 ) -> None:
-    """Show one task: fixture, broken command, the error it really gives, and the check."""
+    """Show one task: fixture, broken command, the error it really gives, and the check. With a family name,
+    an example of it (--seed picks which)."""
     from iclaw.errors import IclawError
     from iclaw.tasks import FAMILIES, generate, load_tasks
 
@@ -231,22 +234,18 @@ def check(
 @tasks_app.command("mine")
 def mine(
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the mined JSONL task file."),
-    db: Path = typer.Option(
-        None,
-        "--db",
-        help="Trajectory database (default: $ICLAW_DB or ./trajectories.db).",
-        show_default=False,
-    ),
+    db: Db = None,
     tasks_file: Path = typer.Option(
         None, "--tasks", "-t", help="Task file the episodes came from (fixtures)."
     ),
     check_: bool = typer.Option(True, "--check/--no-check", help="Keep only tasks that re-run correctly."),
 ) -> None:
     """Turn logged episodes into tasks: failed call -> later success, and episodes rated good."""
+    from iclaw.store import default_db_path
     from iclaw.tasks import mine_tasks, save_tasks
     from iclaw.tools.sandbox import Limits, Sandbox
 
-    db = db or Path(os.environ.get("ICLAW_DB") or "trajectories.db")
+    db = db or default_db_path()
     sandbox = Sandbox(Limits(timeout_s=5.0)) if check_ else None
     tasks = mine_tasks(db, tasks_file=tasks_file, check=check_, sandbox=sandbox)
     save_tasks(tasks, out)

@@ -1,4 +1,5 @@
-"""`iclaw train sft|grpo`, `iclaw ablate beta`, `iclaw runs plot`. Flags here, work in iclaw/train/."""
+"""`iclaw train sft|grpo|recipe`: flags, checks and reports here; the trainers are iclaw/train/sft.py, grpo.py
+and recipe.py. Only typer + stdlib at module level (torch loads inside the commands)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,15 @@ from pathlib import Path
 
 import typer
 
+from iclaw.commands.options import Db, Device, Seed, Unsafe
+
 train_app = typer.Typer(
     help="Train the policy: SFT warm-up on demonstrations, GRPO on verified rewards.", no_args_is_help=True
-)
-ablate_app = typer.Typer(help="Controlled comparisons from the same start and seeds.", no_args_is_help=True)
-
-DB = typer.Option(None, "--db", envvar="ICLAW_DB", help="Trajectory database (default ./trajectories.db).")
-UNSAFE = typer.Option(
-    False, "--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."
-)
-MAX_TOKENS = typer.Option(
-    None,
-    "--max-tokens",
-    help="Stop once this many policy tokens have been sampled (compare runs at equal tokens).",
 )
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(train_app, name="train")
-    app.add_typer(ablate_app, name="ablate")
-    from iclaw.commands.store import runs_app
-
-    runs_app.command("plot", help="Plot metrics of one or more runs (reward, KL, ...) to a PNG.")(runs_plot)
 
 
 @train_app.command(
@@ -65,28 +53,73 @@ def sft_cmd(
         "--vocab",
         help="With --init: trimmed (rows only for the ids the demonstrations use, plus bytes) or full (GPT-2's 50,304).",
     ),
-    seed: int = typer.Option(0, "--seed"),
-    device: str | None = typer.Option(None, "--device", help="cuda, mps or cpu (default: best available)."),
-    unsafe_no_sandbox: bool = UNSAFE,
+    seed: Seed = 0,
+    device: Device = None,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
-    from iclaw.train.runs import run_sft
+    import torch
 
-    run_sft(
-        tasks_file=tasks,
-        out=out,
-        init=init,
-        model=model,
-        steps=steps,
-        minutes=minutes,
-        lr=lr,
-        batch_size=batch_size,
-        look_first=look_first,
-        retry=retry,
-        seed=seed,
-        device=device,
-        allow_unsafe=unsafe_no_sandbox,
-        vocab=vocab,
+    from iclaw.errors import IclawError
+    from iclaw.model import registry
+    from iclaw.model.gpt import GPT, default_device, preset
+    from iclaw.model.vocab import Vocab
+    from iclaw.train.common import (
+        MetricsLog,
+        console,
+        interrupted,
+        live_progress,
+        load_task_file,
+        new_run_id,
+        safe_sandbox,
+        stop_on_ctrl_c,
     )
+    from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+
+    if vocab not in ("trimmed", "full"):
+        raise IclawError(f"--vocab: must be trimmed or full, got {vocab!r}")
+    if (init is None) == (model is None):
+        raise IclawError(
+            "give exactly one of --init PRESET (fresh model) or --model NAME (continue training)"
+        )
+    registry.check_name(out)
+    sandbox = safe_sandbox(unsafe_no_sandbox)
+    task_list = load_task_file(tasks, sandbox)
+    for flag, frac in (("--look-first", look_first), ("--retry", retry)):
+        if not 0.0 <= frac <= 1.0:
+            raise IclawError(f"{flag}: {frac} is not a fraction between 0 and 1")
+    if look_first + retry > 1.0:
+        raise IclawError(f"--look-first {look_first} + --retry {retry} exceed 1 (each task gets at most one)")
+    examples = demonstrations(task_list, sandbox, look_first=look_first, retry=retry, seed=seed)
+    if not examples:
+        raise IclawError(f"{tasks}: no task has a `reference` fix, so there is nothing to imitate")
+    dev = torch.device(device) if device else default_device()
+    torch.manual_seed(seed)
+    if init is not None:  # from scratch: by default only the ids the demonstrations use get rows
+        trimmed = Vocab.build(t for t, _ in examples) if vocab == "trimmed" else None
+        net, parent = GPT(preset(init), trimmed).to(dev), f"init:{init}"
+    else:
+        net, meta = registry.load(model, device=dev)
+        parent = meta.get("path")
+    cfg = SFTConfig(
+        lr=lr, batch_size=batch_size, steps=None if minutes else steps, minutes=minutes, seed=seed
+    )
+    run_id = new_run_id("sft")
+    log = MetricsLog(run_id, None, config={"tasks": str(tasks), "out": out, **cfg.__dict__})
+    console.print(f"SFT on {len(examples)} demonstrations from {tasks} → {out}  (run {run_id})")
+    total = int(minutes * 60) if minutes else steps
+    with stop_on_ctrl_c(), live_progress(total, f"SFT → {out}") as progress:
+        res = train_sft(net, examples, cfg, device=dev, progress=progress, log=log.log)
+    if res["stopped"]:
+        console.print(f"[yellow]stopped:[/] {res['stopped']}")
+    if res["steps"] == 0:  # interrupted before the first step: there is nothing new to publish
+        raise KeyboardInterrupt
+    fmt = {"look_first": look_first, "retry": retry}  # GRPO's ptx term shows demonstrations in this form
+    meta = {"source": f"sft:{run_id}", "step": res["steps"], "parent": parent, "demonstrations": fmt}
+    ckpt = registry.publish(out, net, meta=meta)
+    console.print(
+        f"published {out} → {ckpt}  ({res['steps']} steps, {res['seconds']:.0f}s, loss {res['loss']:.3f})"
+    )
+    interrupted(res)
 
 
 @train_app.command(
@@ -124,107 +157,69 @@ def grpo_cmd(
     overrides: list[str] = typer.Option(
         [],
         "--set",
-        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/trainer.py), e.g. --set ppo_epochs=2 "
+        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/grpo.py), e.g. --set ppo_epochs=2 "
         "--set eps_high=0.28 --set max_tokens=200000; repeatable.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
-    seed: int = typer.Option(0, "--seed"),
-    device: str | None = typer.Option(None, "--device"),
-    db: Path | None = DB,
-    unsafe_no_sandbox: bool = UNSAFE,
-) -> None:
-    from iclaw.train.common import apply_overrides
-    from iclaw.train.runs import run_grpo
-    from iclaw.train.trainer import GRPOConfig
-
-    cfg = GRPOConfig(
-        model=model,
-        out=out,
-        steps=steps,
-        group_size=group_size,
-        tasks_per_step=tasks_per_step,
-        lr=lr,
-        beta=beta,
-        max_turns=max_turns,
-        sft_coef=sft_coef,
-        max_flagged=max_flagged,
-        seed=seed,
-        minutes=minutes,
-        # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes any of it
-        max_new_tokens=160,
-        filter_zero_variance=True,
-        kl_max=1.0,
-    )
-    run_grpo(
-        apply_overrides(cfg, overrides),
-        tasks_file=tasks,
-        from_db=from_db,
-        db=db,
-        resume=resume,
-        device=device,
-        allow_unsafe=unsafe_no_sandbox,
-    )
-
-
-@ablate_app.command(
-    "beta", help="GRPO from the same start and seeds for each β; table + PNG of reward and KL."
-)
-def ablate_beta(
-    betas: str = typer.Option("0,0.04", "--betas", help="Comma-separated β values."),
-    model: str = typer.Option("demo-sft", "--model"),
-    tasks: Path = typer.Option(..., "--tasks", help="Training tasks (JSONL)."),
-    heldout: Path = typer.Option(..., "--heldout", help="Held-out tasks for the final pass@1 (JSONL)."),
-    steps: int = typer.Option(20, "--steps"),
-    lr: float = typer.Option(1e-4, "--lr"),
-    group_size: int = typer.Option(8, "--group-size"),
-    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
-    max_turns: int = typer.Option(2, "--max-turns"),
-    filter_zero_variance: bool = typer.Option(
-        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal (as the demo does)."
-    ),
-    sft_coef: float = typer.Option(0.0, "--sft-coef", help="PPO-ptx weight (as in `train grpo`)."),
-    seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(Path("ablate-beta.png"), "--out", help="PNG with reward and KL curves per β."),
-    db: Path | None = DB,
-    unsafe_no_sandbox: bool = UNSAFE,
+    seed: Seed = 0,
+    device: Device = None,
+    db: Db = None,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     from iclaw.errors import IclawError
-    from iclaw.train.runs import run_ablate_beta
-
-    try:
-        values = [float(b) for b in betas.split(",") if b.strip()]
-    except ValueError as e:
-        raise IclawError(f"--betas: {betas!r} is not a comma-separated list of numbers") from e
-    run_ablate_beta(
-        values,
-        model=model,
-        tasks_file=tasks,
-        heldout_file=heldout,
-        steps=steps,
-        lr=lr,
-        group_size=group_size,
-        tasks_per_step=tasks_per_step,
-        max_turns=max_turns,
-        seed=seed,
-        out=out,
-        db=db,
-        allow_unsafe=unsafe_no_sandbox,
-        filter_zero_variance=filter_zero_variance,
-        sft_coef=sft_coef,
+    from iclaw.model import registry
+    from iclaw.model.checkpoint import load_trainer_state
+    from iclaw.store import Store
+    from iclaw.tasks import Verifier
+    from iclaw.train.common import (
+        INTERRUPTED,
+        apply_overrides,
+        console,
+        interrupted,
+        safe_sandbox,
+        stop_on_ctrl_c,
+        task_pool,
     )
+    from iclaw.train.grpo import GRPOConfig, check_config, train_grpo
+    from iclaw.train.recipe import GRPO_RECIPE
+    from iclaw.train.sft import ptx_demos
 
-
-def runs_plot(
-    runs: list[str] = typer.Argument(..., help="Run ids (see `iclaw runs list`)."),
-    out: Path = typer.Option(Path("runs.png"), "--out", help="PNG file to write."),
-    metrics: str = typer.Option(
-        "reward_mean,kl", "--metrics", help="Comma-separated metric names, one panel each."
-    ),
-    db: Path | None = DB,
-) -> None:
-    from iclaw.train.runs import plot_runs
-
-    plot_runs(runs, out, [m.strip() for m in metrics.split(",") if m.strip()], db=db)
+    cfg = GRPOConfig(
+        model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr,
+        beta=beta, max_turns=max_turns, sft_coef=sft_coef, max_flagged=max_flagged, seed=seed, minutes=minutes,
+        **GRPO_RECIPE,  # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes it
+    )  # fmt: skip
+    cfg = apply_overrides(cfg, overrides)
+    registry.check_name(cfg.out)
+    check_config(cfg)
+    if resume:  # a run that cannot be resumed fails here, before anything is written
+        if not registry.is_registered(cfg.out):
+            raise IclawError(f"--resume: no checkpoints under '{cfg.out}' to resume from")
+        state = load_trainer_state(registry.resolve(cfg.out))
+        if state is None or state.get("kind") != "grpo":
+            raise IclawError(
+                f"--resume: {registry.resolve(cfg.out)} has no GRPO trainer state to resume from"
+            )
+        start = Path(state["reference"])
+    else:
+        start = registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
+    sandbox = safe_sandbox(unsafe_no_sandbox)
+    pool = task_pool(tasks, from_db, db, sandbox=sandbox)
+    demos = ptx_demos(
+        cfg.sft_coef, pool, sandbox, start, cfg.seed
+    )  # before the store: a bad flag writes nothing
+    with Store(db) as store, stop_on_ctrl_c():
+        summary = train_grpo(cfg, pool, sandbox=sandbox, verifier=Verifier(sandbox), store=store, resume=resume,
+                             device=device, demos=demos)  # fmt: skip
+    if summary.get("stopped"):
+        console.print(f"[yellow]stopped:[/] {summary['stopped']}")
+    console.print(
+        f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
+        f"latest checkpoint {cfg.out} → {summary['checkpoint']}"
+    )
+    if summary.get("stopped") == INTERRUPTED:
+        console.print(f"continue with: iclaw train grpo --out {cfg.out} --resume (and the same flags)")
+    interrupted(summary)
 
 
 @train_app.command(
@@ -233,12 +228,12 @@ def runs_plot(
     "the KL term → held-out and outside-set eval → model card. ~90 min on 2 CPU cores; a rerun resumes.",
 )
 def recipe_cmd(
-    seed: int = typer.Option(0, "--seed"),
+    seed: Seed = 0,
     out_dir: Path = typer.Option(Path("runs/recipe"), "--out-dir", help="Tasks, logs, summary.json, state."),
     install: bool = typer.Option(
         False, "--install", help="Copy the result into iclaw/assets/models/ (the shipped built-in copy)."
     ),
-    unsafe_no_sandbox: bool = UNSAFE,
+    unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     from iclaw.train.recipe import RecipeConfig, run_recipe
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
 from iclaw.errors import IclawError
+from iclaw.files import write_atomic
 
 KINDS = ("bash", "python")
 SPLITS = ("train", "dev", "heldout")  # dev: for tuning; heldout: for reported figures only
@@ -182,8 +183,4 @@ def save_tasks(tasks: list[Task], path: str | Path) -> None:
     """Write tasks as JSONL, atomically (temp file + rename) so a reader never sees half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        for t in tasks:
-            f.write(t.to_json() + "\n")
-    tmp.replace(path)
+    write_atomic(path, "".join(t.to_json() + "\n" for t in tasks))

@@ -1,5 +1,6 @@
-"""Pieces every trainer shares (SFT, GRPO, distillation): devices and torchrun, the optimizer, RNG capture
-for exact resume, metrics logging (SQLite table + JSONL), and the live progress display."""
+"""Pieces every trainer shares (SFT, GRPO, distillation): devices and torchrun, RNG capture
+for exact resume, metrics logging (SQLite table + JSONL), Ctrl-C, the live progress display and the reports
+(tables, plots), `--set`, and what every training or eval command needs first: tasks and a safe sandbox."""
 
 from __future__ import annotations
 
@@ -15,8 +16,12 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from rich.console import Console
+from rich.table import Table
 
 from iclaw.errors import IclawError
+from iclaw.files import write_json
+from iclaw.train.optim import make_optimizer  # noqa: F401  (here too only for benchmarks/gpu_check.py)
 
 # ---------------------------------------------------------------------------------------------- torchrun
 
@@ -53,19 +58,6 @@ def all_reduce_sum(x: float, device) -> float:
 def cleanup_distributed() -> None:
     if dist.is_initialized():
         dist.destroy_process_group()
-
-
-# --------------------------------------------------------------------------------------------- optimizer
-
-
-def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.95)):
-    """AdamW; weight decay only on 2-D weights (matrices, embeddings), never on biases and norms."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    fused = next(model.parameters()).device.type in ("cuda", "cpu")  # one kernel instead of a loop per tensor
-    return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=fused)
 
 
 # ------------------------------------------------------------------------------------------- RNG / resume
@@ -112,7 +104,7 @@ class MetricsLog:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "metrics.jsonl"
         if config is not None:
-            (self.dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
+            write_json(self.dir / "config.json", config)
 
     def log(self, step: int, metrics: dict) -> None:
         row = {"run_id": self.run_id, "step": step, "time": time.time(), **metrics}
@@ -211,6 +203,46 @@ def live_progress(total: int, description: str, enabled: bool = True):
         yield update
 
 
+console = Console(highlight=False)  # the trainers' and the lab's one console (rich markup, no auto-colouring)
+
+
+def report_table(title: str, reports: dict[str, object]) -> Table:
+    """Per-family pass@1 columns for several evaluation reports (EvalReport) side by side."""
+    families = sorted({f for r in reports.values() for f in r.by_family})
+    t = Table(title=title, header_style="bold")
+    t.add_column("family")
+    for name in reports:
+        t.add_column(name, justify="right")
+    for f in families:
+        t.add_row(
+            f, *[f"{r.by_family.get(f, {}).get('pass_at_1', 0.0) * 100:5.1f}" for r in reports.values()]
+        )
+    t.add_row("[bold]overall[/]", *[f"[bold]{r.pass_at_1 * 100:5.1f}[/]" for r in reports.values()])
+    return t
+
+
+def plot_series(series: dict[str, list[dict]], metrics: list[str], out: Path) -> None:
+    """One PNG panel per metric, one line per labelled run (rows of per-step metrics)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.5), squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        for label, rows in series.items():
+            xs = [r.get("step", i + 1) for i, r in enumerate(rows) if r.get(m) is not None]
+            ys = [r[m] for r in rows if r.get(m) is not None]
+            ax.plot(xs, ys, label=label)
+        ax.set_title(m)
+        ax.set_xlabel("step")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
 # ---------------------------------------------------------------------------------------------- --set
 
 
@@ -246,3 +278,46 @@ def apply_overrides(cfg, pairs: list[str], flag: str = "--set"):
             ) from None
         changes[key] = value
     return dataclasses.replace(cfg, **changes)
+
+
+# ------------------------------------------------------------------------------------ tasks and sandbox
+# What every training/eval command needs before it starts: tasks, and a sandbox that is safe to use.
+
+
+def load_task_file(path: Path, sandbox) -> list:
+    """A task file as every command that runs the policy on it sees it (eval, train sft / grpo, distill, the
+    β ablation): load_tasks, then fill_errors: a task without an `error` (a hand-written one) has its
+    broken command run in a fresh fixture in `sandbox`, so the policy's first turn shows that command's
+    real output and exit code, exactly as for a generated task. A broken command that does not fail is
+    refused (IclawError naming the file and the task) before anything runs or is written."""
+    from iclaw.tasks import fill_errors, load_tasks
+
+    return fill_errors(load_tasks(path), sandbox, where=str(path))
+
+
+def task_pool(tasks_file: Path | None, from_db: bool = False, db: Path | None = None, *, sandbox) -> list:
+    """Tasks from a JSONL file (load_task_file) and/or mined from the trajectory store on the fly."""
+    from iclaw.tasks import mine_tasks
+
+    pool = []
+    if tasks_file is not None:
+        pool += load_task_file(tasks_file, sandbox)
+    if from_db:
+        from iclaw.store import default_db_path
+
+        pool += mine_tasks(db if db is not None else default_db_path())
+    if tasks_file is None and not from_db:
+        raise IclawError("no tasks: pass --tasks FILE (see `iclaw tasks gen`) and/or --from-db")
+    if not pool:
+        where = ", ".join(str(x) for x in (tasks_file, "the trajectory store" if from_db else None) if x)
+        raise IclawError(f"{where}: no usable tasks")
+    return pool
+
+
+def safe_sandbox(allow_unsafe: bool, timeout_s: float = 5.0):
+    """A sandbox for model-written commands; refuses the weak level unless --unsafe-no-sandbox."""
+    from iclaw.tools.sandbox import Limits, Sandbox, require_safe
+
+    sb = Sandbox(Limits(timeout_s=timeout_s))
+    require_safe(sb, allow_unsafe)
+    return sb

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from iclaw.errors import IclawError
+from iclaw.files import write_atomic
 
 DTYPE = np.uint16  # GPT-2's 50304 ids fit in 16 bits
 SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", ".git", "node_modules"}
@@ -143,9 +144,9 @@ def prep(
         with open(tmp, "rb") as f:
             f.seek(n_train * DTYPE().itemsize)
             val_bytes = f.read()
-        _write_atomic(out / "val.bin", val_bytes)
+        write_atomic(out / "val.bin", val_bytes)
         os.truncate(tmp, n_train * DTYPE().itemsize)
-        os.replace(tmp, out / "train.bin")
+        os.replace(tmp, out / "train.bin")  # streamed to its own temporary file: renamed, not rewritten
     finally:
         tmp.unlink(missing_ok=True)
     meta = {
@@ -160,15 +161,8 @@ def prep(
         "source": "python-stdlib" if default else [str(p) for p in inputs],
         "shuffle_seed": seed if shuffle else None,
     }
-    _write_atomic(out / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())
+    write_atomic(out / "meta.json", json.dumps(meta, indent=2) + "\n")
     return meta
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 # ----------------------------------------------------------------------------------------------------------

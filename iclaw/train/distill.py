@@ -1,7 +1,7 @@
 """On-policy distillation: the student acts, the teacher grades every token it wrote.
 
     for step:
-        tasks     <- sample_tasks(...)                        (iclaw/train/loop.py: resume and ranks agree)
+        tasks     <- sample_tasks(...)                        (iclaw/train/onpolicy.py: resume and ranks agree)
         episodes  <- G student episodes per task              (the shared episode loop, tools in the sandbox)
         logp_old  <- the student's log-probs of its own tokens, before the update
         logp_tch  <- the teacher's log-probs of exactly those token ids (no grad, its own device and dtype)
@@ -14,7 +14,7 @@ student's token ids (distill_teacher.py: loading, and the vocabulary, block-size
 from the configs before any weights are read).
 
 The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, the wall-clock budget, publishing,
-`sampled_tokens`) is shared with GRPO: iclaw/train/loop.py.
+`sampled_tokens`) is shared with GRPO: iclaw/train/onpolicy.py.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from iclaw.train.common import interrupted, stop_on_ctrl_c
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
 from iclaw.train.distill_teacher import check_pair, load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
-from iclaw.train.loop import OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import collate_episodes, rollout_stats
 
 KL_MODES = ("sampled", "full")
@@ -109,7 +109,8 @@ def train_distill(
     """Run on-policy distillation; returns a summary dict (run_id, steps, checkpoint, seconds, history,
     stopped). Rank 0 logs and publishes."""
     from iclaw.model import registry
-    from iclaw.train.common import live_progress, make_optimizer, setup_distributed
+    from iclaw.train.common import live_progress, setup_distributed
+    from iclaw.train.optim import make_optimizer
 
     check_config(cfg)
     if not tasks:
@@ -256,13 +257,13 @@ def run_distill(
     echo=None,
 ) -> dict:
     """The body of `iclaw distill`: check the flags and names, load tasks, sandbox and store, train, report.
-    Uses the same task pool and sandbox policy as `iclaw train grpo` (iclaw/train/setup.py)."""
+    Uses the same task pool and sandbox policy as `iclaw train grpo` (iclaw/train/common.py)."""
     from rich.console import Console
 
     from iclaw.model import registry
     from iclaw.store import Store
     from iclaw.tasks import Verifier
-    from iclaw.train.setup import safe_sandbox, task_pool
+    from iclaw.train.common import safe_sandbox, task_pool
 
     if echo is None:
         console = Console(highlight=False)

@@ -173,7 +173,7 @@ def distill_update(
 ) -> dict:
     """One optimizer step over the whole batch, in micro-batches weighted by their share of the policy tokens
     (so the gradient is the full batch's token-mean gradient, on one process or averaged over ranks).
-    Same structure as trainer.grpo_update; only the per-micro-batch loss differs.
+    Same structure as grpo.grpo_update; only the per-micro-batch loss differs.
 
     Under torchrun the gradients are all-reduced by hand after the backward passes, not by a DDP wrapper:
     the heads run on the trunk's hidden states (`position_logits`), which bypasses DDP's forward, and DDP only

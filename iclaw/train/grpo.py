@@ -1,4 +1,5 @@
-"""The GRPO loss, small and exact. Read it against the formula (DeepSeekMath, with DAPO / Dr. GRPO options):
+"""GRPO in one file, top to bottom: config, advantages, the loss, one update, the loop. Read it against the
+formula (DeepSeekMath, with DAPO / Dr. GRPO options):
 
     A_i    = (r_i - mean(r_group)) / (std(r_group) + 1e-4)                      group-relative advantage
     ratio  = exp(logp_new - logp_old)                                           per token
@@ -10,18 +11,87 @@ What runs by default (one epoch over each batch, ppo_epochs = 1): logp_old is th
 ratio == 1 and the clip never acts; the gradient is that of the policy-gradient term -A * logp_new, token-mean
 over the batch, plus beta * k3. The ratio and the clip change anything only with ppo_epochs > 1.
 Each option is one documented line away from the formula.
+
+The loop, `train_grpo`:
+
+    for step:
+        episodes <- G per task, tasks_per_step tasks (this rank's share), tools in the sandbox, verified
+        A        <- group_advantages(rewards);  logp_ref <- the frozen start's log-probs (the KL anchor)
+        ppo_epochs x:  loss = grpo_loss(...) (+ sft_coef x NLL of demonstrations: PPO-ptx); AdamW step
+        every save_every steps: publish a checkpoint (atomic; `latest` moves for hot-reload)
+
+logp_old comes from the trainer's own forward, not the sampler's (which may draw from a bf16 copy): the ratio
+must be exactly 1 before the first update, or clipping acts on numerical noise (as in TRL and verl); the gap is
+logged as `sampler_logp_gap`. Every log-prob is taken under softmax(logits / temperature), the distribution
+the sampler drew from. The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, budgets,
+publishing) is shared with on-policy distillation: iclaw/train/onpolicy.py.
 """
 
 from __future__ import annotations
 
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
 import torch
+
+from iclaw.agent.policy import Policy
+from iclaw.errors import IclawError
+from iclaw.model import registry
+from iclaw.model.gpt import autocast
+from iclaw.train.common import all_reduce_sum, setup_distributed
+from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.optim import make_optimizer
+from iclaw.train.rollout import Batch, Scorer, collate, collate_episodes, logprobs_and_entropy, rollout_stats
+from iclaw.train.sft import check_ptx, demonstration_format, sft_loss
+
+
+@dataclass
+class GRPOConfig:
+    model: str = "demo-sft"  # registry name or path of the starting policy (also the KL reference)
+    out: str = "grpo"  # registry name checkpoints are published under
+    steps: int = 50
+    group_size: int = 8  # G episodes per task
+    tasks_per_step: int = 8  # global, across all ranks
+    lr: float = 1e-4
+    beta: float = 0.04  # KL coefficient
+    eps: float = 0.2
+    eps_high: float | None = None
+    kl_estimator: str = "k3"
+    loss_agg: str = "token-mean"
+    scale_rewards: str = "group"
+    filter_zero_variance: bool = False
+    curriculum: bool = (
+        False  # draw tasks by how often their family's groups had reward variance (onpolicy.py)
+    )
+    ppo_epochs: int = 1
+    micro_batch: int = 32  # rows per forward/backward (memory); the update is over the whole batch
+    grad_clip: float = 1.0
+    weight_decay: float = 0.0
+    temperature: float = 1.0
+    top_k: int | None = None
+    max_turns: int = 2
+    max_new_tokens: int = 48
+    save_every: int = 10
+    kl_max: float = 0.5  # stop (keeping the last good checkpoint) if the measured KL exceeds this
+    max_flagged: float | None = None  # ... or if the monitor flags more than this fraction of a step
+    measure_kl: bool = True  # load the reference even at beta 0, so KL is still measured (the β ablation)
+    seed: int = 0
+    amp: bool = True
+    minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
+    max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
+    # PPO-ptx (InstructGPT, Ouyang et al. 2022): every update also takes sft_coef x the NLL of sft_batch
+    # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do
+    sft_coef: float = 0.0
+    sft_batch: int = 16
+
+
+# ------------------------------------------------------------------------------------------ advantages
 
 
 def _groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     """Rewards (B,) viewed as (B/G, G): one row per prompt, its G rollouts side by side."""
-    if (
-        group_size < 2
-    ):  # one rollout per prompt has no group to compare against (std of one sample is undefined)
+    if group_size < 2:  # one rollout per prompt has no group to compare against (std of one is undefined)
         raise ValueError(f"group size must be at least 2, got {group_size}")
     if rewards.numel() % group_size:
         raise ValueError(
@@ -53,6 +123,9 @@ def filter_zero_variance(rewards: torch.Tensor, group_size: int) -> torch.Tensor
     return informative.repeat_interleave(group_size)
 
 
+# ------------------------------------------------------------------------------------------------ loss
+
+
 def kl_penalty(logp_new: torch.Tensor, logp_ref: torch.Tensor, estimator: str = "k3") -> torch.Tensor:
     """Per-token estimate of KL(pi_new || pi_ref) from the sampled tokens' log-probs."""
     if estimator == "k3":  # non-negative and unbiased; low variance when the policies are close
@@ -66,7 +139,7 @@ def kl_penalty(logp_new: torch.Tensor, logp_ref: torch.Tensor, estimator: str = 
 
 def grpo_loss(
     logp_new: torch.Tensor,  # (B, T) log p of the sampled tokens under the policy being trained (has grad)
-    logp_old: torch.Tensor,  # (B, T) the same under the policy that sampled them (the sampler's log-probs)
+    logp_old: torch.Tensor,  # (B, T) the same under the policy that sampled them
     logp_ref: torch.Tensor | None,  # (B, T) the same under the frozen reference; None allowed when beta == 0
     advantages: torch.Tensor,  # (B,) one advantage per sequence, broadcast over its tokens
     mask: torch.Tensor,  # (B, T) 1 on tokens the policy wrote, 0 on prompt / tool output / padding
@@ -101,9 +174,7 @@ def grpo_loss(
     per_token = pg if beta == 0 else pg + beta * kl
 
     def agg(x: torch.Tensor) -> torch.Tensor:
-        if (
-            loss_agg == "token-mean"
-        ):  # every token weighs the same: a long answer's tokens aren't down-weighted
+        if loss_agg == "token-mean":  # every token weighs the same: a long answer's aren't down-weighted
             return (x * m).sum() / m.sum().clamp(min=1)
         if loss_agg == "seq-mean":  # mean over each sequence's tokens, then over sequences (empty one = 0)
             return ((x * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
@@ -127,3 +198,249 @@ def grpo_loss(
             "kl_loss": agg(kl).item() if kl is not None else 0.0,
         }
     return loss, stats
+
+
+# ---------------------------------------------------------------------------------------------- update
+
+
+def grpo_update(
+    model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref, cfg: GRPOConfig, *, device,
+    ddp_model=None, ptx: Batch | None = None,
+) -> dict:  # fmt: skip
+    """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
+    share of the global normalizer (tokens for token-mean, sequences otherwise), so the gradient equals the
+    full-batch loss's gradient — on one process or summed over torchrun ranks. `ptx`, a batch of
+    demonstrations, adds cfg.sft_coef x their NLL to the same step (single process only)."""
+    world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    fwd = ddp_model if ddp_model is not None else Scorer(model, cfg.temperature)
+    B = batch.mask.size(0)
+    local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
+    total = all_reduce_sum(local, device)
+    n_mb = max(1, (B + cfg.micro_batch - 1) // cfg.micro_batch)
+    stats_acc: dict[str, float] = {}
+    opt.zero_grad(set_to_none=True)
+    model.train()
+    for i in range(n_mb):
+        rows = slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)
+        mb = batch.rows(rows).trim()
+        sl = (rows, slice(0, mb.mask.size(1)))  # the micro-batch's rows and columns of (B, T-1) tensors
+        n_share = mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0))
+        share = n_share * world / max(total, 1.0)
+        sync = ddp_model.no_sync() if (ddp_model is not None and i < n_mb - 1) else nullcontext()
+        with sync:
+            with autocast(device, cfg.amp):
+                logp_new, ent = fwd(mb.idx, mb.mask, True)
+            # one PPO epoch: the policy that sampled is the one being updated, so logp_old is this very
+            # forward, detached (ratio exactly 1; TRL does the same) — no second forward needed
+            old = logp_new.detach() if logp_old is None else logp_old[sl]
+            loss, stats = grpo_loss(
+                logp_new, old, None if logp_ref is None else logp_ref[sl], adv[rows], mb.mask, eps=cfg.eps,
+                beta=cfg.beta, eps_high=cfg.eps_high, kl_estimator=cfg.kl_estimator, loss_agg=cfg.loss_agg,
+                max_len=cfg.max_turns * cfg.max_new_tokens,  # dr-grpo: the policy-token budget
+            )  # fmt: skip
+            (loss * share).backward()
+        w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
+        n_mb_tok = mb.mask.sum().clamp(min=1)
+        stats["entropy"] = ((ent * mb.mask).sum() / n_mb_tok).item()
+        stats["sampler_logp_gap"] = ((old - mb.sampler_logp).abs() * mb.mask).sum().item() / n_mb_tok.item()
+        for k, v in stats.items():
+            stats_acc[k] = stats_acc.get(k, 0.0) + v * w
+        stats_acc["loss"] = stats_acc.get("loss", 0.0) + loss.item() * share / world
+    if ptx is not None:
+        with autocast(device, cfg.amp):
+            nll = sft_loss(model, ptx.idx, ptx.mask)
+        (cfg.sft_coef * nll).backward()
+        stats_acc["sft_loss"] = nll.item()
+    model.eval()
+    finite = all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+    if not finite or not (stats_acc["loss"] == stats_acc["loss"]):
+        opt.zero_grad(set_to_none=True)
+        stats_acc.update(skipped=1.0, grad_norm=float("nan"))
+        return stats_acc
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    opt.step()
+    stats_acc.update(grad_norm=float(gn), skipped=0.0)
+    return stats_acc
+
+
+# ------------------------------------------------------------------------------------------------ loop
+
+
+def check_config(cfg: GRPOConfig) -> None:
+    """Settings under which GRPO cannot learn: refused before anything is loaded or written."""
+    if cfg.group_size < 2:
+        raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
+    if cfg.temperature <= 0:
+        raise IclawError(
+            "--temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
+        )
+    if cfg.max_flagged is not None and not 0 <= cfg.max_flagged <= 1:
+        raise IclawError("--max-flagged: must be a fraction of the step's episodes, between 0 and 1")
+
+
+def train_grpo(
+    cfg: GRPOConfig, tasks: list, *, sandbox, verifier, store=None, resume: bool = False,
+    device: str | None = None, run_id: str | None = None, log_dir: str = "runs", show_progress: bool = True,
+    echo=print, demos: list[tuple[list[int], list[int]]] | None = None,
+) -> dict:  # fmt: skip
+    """Run GRPO; returns a summary dict. Rank 0 logs and publishes. `demos` ((tokens, mask) pairs, see
+    sft.demonstrations) feed the ptx term when cfg.sft_coef > 0."""
+    from iclaw.train.common import live_progress  # looked up at call time: bench_grpo_trl.py swaps it
+
+    check_config(cfg)
+    if not tasks:
+        raise IclawError("no usable tasks to train on")
+    rank, world, dev = setup_distributed(device)
+    if cfg.tasks_per_step % world:
+        raise IclawError(
+            f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
+        )
+    check_ptx(cfg.sft_coef, demos, world)
+
+    trainer_state = None
+    if resume:
+        policy, trainer_state = resume_policy(cfg.out, "grpo", dev)
+        ref_source = trainer_state["reference"]
+    else:
+        policy = Policy.load(cfg.model, device=dev)
+        ref_source = str(registry.resolve(cfg.model))
+    model = policy.model
+    if demos:  # the ptx term's demonstrations, in ids the model has rows for
+        demos = [model.fit(t, m) for t, m in demos]
+    ref = None
+    if cfg.beta != 0 or cfg.measure_kl:  # the KL anchor: the starting policy, frozen
+        ref_model, _ = registry.load(ref_source, device=dev)
+        if ref_model.config.to_dict() != model.config.to_dict():
+            raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
+        ref = ref_model.eval().requires_grad_(False)
+    opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    restore_or_seed(opt, trainer_state, cfg.seed, rank)
+    ddp_model = None
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        ids = [dev.index] if dev.type == "cuda" else None
+        ddp_model = DDP(Scorer(model, cfg.temperature), device_ids=ids)
+
+    run = OnPolicyRun.start("grpo", cfg, trainer_state, rank=rank, world=world, device=dev, store=store,
+                            log_dir=log_dir, run_id=run_id)  # fmt: skip
+    last_ckpt = policy.ckpt_id if resume else f"{cfg.model} (the starting policy)"
+    curriculum = FamilyCurriculum([t.family for t in tasks]) if cfg.curriculum else None
+    if curriculum is not None and trainer_state is not None and "curriculum" in trainer_state:
+        curriculum.load_state_dict(trainer_state["curriculum"])
+
+    # the reference's demonstration format goes forward, so a GRPO run started from this one imitates alike
+    meta = {"parent": ref_source}
+    if fmt := demonstration_format(ref_source):
+        meta["demonstrations"] = fmt
+
+    def publish(step: int) -> str:
+        state = {"reference": ref_source}
+        if curriculum is not None:
+            state["curriculum"] = curriculum.state_dict()
+        return run.publish(step, model, opt, state=state, meta=meta)
+
+    # the bar counts steps; a wall-clock budget (--minutes) may end the run before the bar is full
+    cap = f" (at most {cfg.minutes:g} min)" if cfg.minutes is not None else ""
+    with live_progress(cfg.steps, f"GRPO → {cfg.out}{cap}", enabled=show_progress and rank == 0) as progress:
+        progress(completed=run.start_step)
+        step = run.start_step
+        while step < cfg.steps:
+            run.stopped = run.budget_spent()
+            if run.stopped:
+                break
+            # roll out: G episodes per task, tools in the sandbox, judged by the verifier
+            t0 = time.time()
+            weights = curriculum.weights(tasks) if curriculum is not None else None
+            eps = run.rollout(policy, tasks, step, sandbox, verifier, weights)
+            t_rollout = time.time() - t0
+            run.record_episodes(eps, step, source="rollout", checkpoint=policy.ckpt_id)
+
+            # score: group-relative advantages of the verifier's rewards
+            rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
+            adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
+            if curriculum is not None:
+                families = [e.task.family for e in eps[:: cfg.group_size]]  # one per group
+                curriculum.update(families, rewards, cfg.group_size, dev)
+            m = {
+                "reward_mean": rewards.mean().item(),
+                "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
+                "frac_zero_std": (rewards.view(-1, cfg.group_size).std(dim=1) == 0).float().mean().item(),
+                **rollout_stats(eps),
+            }
+
+            # update: ppo_epochs optimizer steps on the KL-anchored loss
+            t1 = time.time()
+            keep = torch.ones_like(rewards, dtype=torch.bool)
+            if cfg.filter_zero_variance:
+                keep = filter_zero_variance(rewards, cfg.group_size)
+            batch = collate_episodes(eps).to(dev)
+            sel = keep.nonzero().flatten().to(dev)
+            stats: dict = {}
+            if sel.numel() > 0:  # (with filter_zero_variance every group may be uninformative)
+                # shortest first, so that each micro-batch is cut to its own longest row (Batch.trim)
+                sel = sel[batch.lengths()[sel].argsort(stable=True)]
+                batch = batch.rows(sel).trim()
+                adv_sel = adv.to(dev)[sel]
+                T = cfg.temperature  # scored under softmax(logits / T): what the sampler drew from
+                with torch.no_grad(), autocast(dev, cfg.amp):
+                    # several PPO epochs need logp_old frozen before the first update; one epoch does not
+                    logp_old = None
+                    if cfg.ppo_epochs > 1:
+                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask, temperature=T)[0]
+                    logp_ref = None
+                    if ref is not None:
+                        logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask, temperature=T)[0]
+                ptx = None
+                if cfg.sft_coef > 0:  # drawn with torch's generator, so --resume replays the same batches
+                    pick = torch.randint(len(demos), (cfg.sft_batch,)).tolist()
+                    block = model.config.block_size
+                    ptx = collate([demos[i][0][:block] for i in pick], [demos[i][1][:block] for i in pick])
+                    ptx = ptx.to(dev)
+                first = None
+                for _ in range(cfg.ppo_epochs):
+                    stats = grpo_update(model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev,
+                                        ddp_model=ddp_model, ptx=ptx)  # fmt: skip
+                    first = first or stats
+                    if stats.get("skipped"):
+                        echo(f"step {step}: non-finite loss or gradient — update skipped")
+                        break
+                m["entropy"], m["sampler_logp_gap"] = first["entropy"], first["sampler_logp_gap"]
+                policy.sync()
+            for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss"):
+                m[k] = stats.get(k, 0.0)
+            if cfg.sft_coef > 0:
+                m["sft_loss"] = stats.get("sft_loss", 0.0)
+            m.update(lr=cfg.lr, t_rollout=t_rollout, t_train=time.time() - t1, rows=int(sel.numel()))
+            step += 1
+            run.log(step, m)
+            progress(1, step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"],
+                     flagged=m["flagged"])  # fmt: skip
+            run.stopped = guard_stop(m, cfg, step, last_ckpt, _flagged_all_ranks(eps, dev))
+            if run.stopped:
+                echo(run.stopped)
+                break
+
+            # publish: an atomic checkpoint; `latest` moves for hot-reload
+            if run.should_publish(step):
+                last_ckpt = publish(step)
+    if run.publish_on_stop(step):
+        last_ckpt = publish(step)
+    return run.summary(step, last_ckpt)
+
+
+def guard_stop(m: dict, cfg: GRPOConfig, step: int, last_ckpt: str, flagged: float) -> str | None:
+    """Why the run must stop after this step, before publishing it, or None: the KL ran away (--kl-max), or the
+    monitor flags too many episodes (--max-flagged; `flagged` is the fraction over all ranks)."""
+    keep = f"keeping the last good checkpoint {last_ckpt}"
+    if m["kl"] > cfg.kl_max:
+        return f"KL {m['kl']:.3f} exceeded --kl-max {cfg.kl_max} at step {step}; {keep}"
+    if cfg.max_flagged is not None and flagged > cfg.max_flagged:
+        return f"flagged {flagged:.3f} of the episodes, over --max-flagged {cfg.max_flagged}, at step {step}; {keep}"
+    return None
+
+
+def _flagged_all_ranks(eps: list, device) -> float:
+    """The fraction of the step's episodes the monitor flagged, all ranks together (so every rank stops)."""
+    n = all_reduce_sum(float(len(eps)), device)
+    return all_reduce_sum(float(sum(1 for e in eps if e.flags)), device) / max(n, 1.0)

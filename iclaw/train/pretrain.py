@@ -28,9 +28,9 @@ import torch
 
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, autocast, bf16_supported, preset
-from iclaw.train.common import INTERRUPTED, stop_requested
+from iclaw.train.common import INTERRUPTED, cleanup_distributed, setup_distributed, stop_requested
 from iclaw.train.data import Batches, open_split
-from iclaw.train.muon import configure_optimizers
+from iclaw.train.optim import configure_optimizers, warmup_cosine
 
 
 @dataclass
@@ -66,10 +66,7 @@ class PretrainConfig:
 def lr_at(step: int, total: int, cfg: PretrainConfig) -> float:
     """Linear warmup, then cosine decay from lr to min_lr_frac * lr at the last step."""
     warmup = max(1, int(cfg.warmup_frac * total))
-    if step < warmup:
-        return cfg.lr * (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * progress)))
+    return warmup_cosine(cfg.lr, step, warmup, (step - warmup) / max(1, total - warmup), cfg.min_lr_frac)
 
 
 @functools.cache
@@ -119,23 +116,8 @@ def evaluate(model: GPT, val, cfg: PretrainConfig, device: torch.device) -> floa
     return total / n
 
 
-def _setup_distributed(cfg: PretrainConfig) -> tuple[int, int, torch.device]:
-    """(rank, world, device). Under torchrun (WORLD_SIZE > 1) this joins the process group."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
-    use_cuda = cfg.device.startswith("cuda") if cfg.device else torch.cuda.is_available()
-    if use_cuda:
-        device = torch.device(f"cuda:{local}" if world > 1 or not cfg.device else cfg.device)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device(cfg.device or "cpu")
-    if world > 1:
-        import torch.distributed as dist
-
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo")
-    return rank, world, device
-
-
+# Not common.rng_state: a pretraining checkpoint holds torch's and this GPU's generator only (rank 0's, restored
+# onto each rank's own GPU on --resume), and the checkpoints already written have no Python RNG in them.
 def _rng_state(device: torch.device) -> dict:
     state = {"torch": torch.get_rng_state()}
     if device.type == "cuda":
@@ -185,7 +167,10 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
     """Train; returns (the trained model, unwrapped, in train mode) and a summary dict (rank 0's view)."""
     if cfg.tokens <= 0 or cfg.batch <= 0 or cfg.seq <= 0 or cfg.accum <= 0:
         raise IclawError("--tokens, --batch, --seq and --accum must be positive")
-    rank, world, device = _setup_distributed(cfg)
+    default = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"  # not mps
+    rank, world, device = setup_distributed(cfg.device or default)
+    if device.type == "cuda":  # also in one process: kernels that take no device run on this GPU
+        torch.cuda.set_device(device)
     master = rank == 0
     train_data, val_data = open_split(cfg.data, "train"), open_split(cfg.data, "val")
     if len(val_data) < cfg.batch * cfg.seq + 1:
@@ -335,7 +320,5 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
         mfu=tps / world * flops_per_token / peak if peak else None,
     )
     if world > 1:
-        import torch.distributed as dist
-
-        dist.destroy_process_group()
+        cleanup_distributed()
     return model, summary

@@ -27,10 +27,12 @@ from pathlib import Path
 import torch
 
 from iclaw.errors import IclawError
-from iclaw.train.common import stop_on_ctrl_c, stop_requested
-from iclaw.train.runs import console, report_table, write_json
+from iclaw.files import write_json
+from iclaw.train.common import console, report_table, stop_on_ctrl_c, stop_requested
 
 MAX_NEW_TOKENS = 160  # per turn: a fixed Python program is a few lines, longer than any shell fix
+# the recipe's GRPO settings that are not RecipeConfig fields; `iclaw train grpo` starts from the same ones
+GRPO_RECIPE = dict(max_new_tokens=MAX_NEW_TOKENS, kl_max=1.0, filter_zero_variance=True)
 
 
 @dataclass
@@ -95,10 +97,9 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.model.gpt import GPT, default_device, preset
     from iclaw.model.vocab import Vocab
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks, save_tasks
-    from iclaw.train.common import MetricsLog, live_progress, new_run_id
-    from iclaw.train.setup import safe_sandbox
+    from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
+    from iclaw.train.grpo import GRPOConfig, train_grpo
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-    from iclaw.train.trainer import GRPOConfig, train_grpo
 
     t0 = time.time()
     out = Path(cfg.out_dir)
@@ -179,11 +180,9 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
                 lr=cfg.grpo_lr,
                 beta=cfg.beta,
                 max_turns=cfg.max_turns,
-                max_new_tokens=MAX_NEW_TOKENS,
                 save_every=10,
-                kl_max=1.0,
-                filter_zero_variance=True,
                 sft_coef=cfg.sft_coef,
+                **GRPO_RECIPE,
                 seed=cfg.seed,
             )
             resume = registry.latest_id(cfg.name) is not None and state.get("grpo_started", False)

@@ -25,7 +25,6 @@ demonstration shows; that is GRPO's to learn.
 
 from __future__ import annotations
 
-import math
 import random
 import tempfile
 import time
@@ -36,7 +35,11 @@ import torch
 
 from iclaw.agent.episode import task_request, unroot
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
-from iclaw.train.rollout import collate
+from iclaw.errors import IclawError
+from iclaw.model.gpt import autocast
+from iclaw.train.common import INTERRUPTED, TIME_UP, console, stop_requested
+from iclaw.train.optim import make_optimizer, warmup_cosine
+from iclaw.train.rollout import collate, logprobs_and_entropy
 
 LOOK = "ls"  # the one look-around command demonstrations use
 
@@ -109,6 +112,30 @@ def demonstration_format(checkpoint: Path | str) -> dict[str, float]:
     }
 
 
+def ptx_demos(sft_coef: float, tasks: list, sandbox, start: Path, seed: int) -> list | None:
+    """GRPO's ptx term's demonstrations (sft_coef > 0): the pool's single-turn reference fixes, with the
+    look-first / retry fractions the starting checkpoint's SFT used. Raises the flag's error when there
+    are none."""
+    demos = None
+    if sft_coef > 0:
+        fmt = demonstration_format(start)
+        single = [t for t in tasks if t.reference and not t.multi_turn]
+        demos = demonstrations(single, sandbox, **fmt, seed=seed)
+        how = ", ".join(f"{k.replace('_', '-')} {v:g}" for k, v in fmt.items())
+        how = f"{how}, as the starting checkpoint's SFT drew them" if fmt else "plain: no SFT format recorded"
+        console.print(f"ptx: {len(demos)} demonstrations ({how})")
+    check_ptx(sft_coef, demos)
+    return demos
+
+
+def check_ptx(sft_coef: float, demos: list | None, world: int = 1) -> None:
+    """The ptx term needs demonstrations, and its gradient is local: one process only."""
+    if sft_coef > 0 and not demos:
+        raise IclawError("--sft-coef: no demonstrations to imitate (no task in the pool has a reference fix)")
+    if sft_coef > 0 and world > 1:
+        raise IclawError("--sft-coef: single process only (its gradient is not all-reduced across ranks)")
+
+
 def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[list[int]]:
     """Run each (task, tool, code) in a fresh copy of the task's fixture; the observation tokens it gives."""
     from iclaw.tasks.task import write_fixture
@@ -134,8 +161,6 @@ def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[li
 
 def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean negative log-likelihood of the policy tokens only. mask (B, T-1) marks targets idx[:, 1:]."""
-    from iclaw.train.rollout import logprobs_and_entropy
-
     logp, _ = logprobs_and_entropy(model, idx, mask)
     return -(logp * mask).sum() / mask.sum().clamp(min=1)
 
@@ -145,9 +170,6 @@ def train_sft(
 ) -> dict:
     """Train in place. Returns {"steps", "seconds", "loss", "tokens", "stopped"}. `progress(advance, **metrics)` and
     `log(step, metrics)` are optional callbacks (live display, metrics table)."""
-    from iclaw.model.gpt import autocast
-    from iclaw.train.common import INTERRUPTED, TIME_UP, make_optimizer, stop_requested
-
     block = model.config.block_size
     examples = [model.fit(t, m) for t, m in examples]  # a trimmed vocabulary spells unknown ids as bytes
     examples = [(t[:block], m[:block]) for t, m in examples]
@@ -214,10 +236,8 @@ def length_grouped_batches(
 
 def _lr(step: int, cfg: SFTConfig, elapsed: float = 0.0) -> float:
     """Linear warm-up, then cosine decay to min_lr_frac · lr over the budget (steps, or wall-clock time)."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
     if cfg.steps is not None:
-        frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+        progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     else:
-        frac = elapsed / max(1e-9, cfg.minutes * 60)
-    return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+        progress = elapsed / max(1e-9, cfg.minutes * 60)
+    return warmup_cosine(cfg.lr, step, cfg.warmup, progress, cfg.min_lr_frac)

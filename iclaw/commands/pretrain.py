@@ -1,37 +1,19 @@
-"""`iclaw data prep`, `iclaw pretrain`, `iclaw bench arch` (the architecture lab).
-
-`bench_app` is the `iclaw bench` group; other modules add their benchmarks to it (e.g. `bench sample`).
-Only typer and the stdlib at module level: torch is imported inside the commands."""
+"""`iclaw pretrain` (a GPT from scratch, nanoGPT's loop; under torchrun too) and `iclaw data prep` (its token
+files). Only typer and the stdlib at module level: torch is imported inside the commands."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import typer
 
-from iclaw.errors import IclawError
+from iclaw.commands.options import Device, Seed, parse_count
 
 data_app = typer.Typer(
     help="Pretraining data: text files -> nanoGPT-style token files.", no_args_is_help=True
 )
-bench_app = typer.Typer(help="Benchmarks that print a table and write JSON.", no_args_is_help=True)
-
-_SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}
-
-
-def parse_count(text: str, flag: str) -> int:
-    """'2000000', '2_000_000', '2e6', '2M', '1.5k' -> an int; IclawError naming the flag otherwise."""
-    s = text.strip().lower().replace("_", "").replace(",", "")
-    m = re.fullmatch(r"(\d+(?:\.\d*)?(?:e\d+)?)([kmbg]?)", s)
-    if not m:
-        raise IclawError(f"{flag} {text!r}: expected a number such as 2000000, 2e6 or 2M")
-    n = int(float(m.group(1)) * _SUFFIX.get(m.group(2), 1))
-    if n <= 0:
-        raise IclawError(f"{flag} {text!r}: must be positive")
-    return n
 
 
 @data_app.command("prep")
@@ -46,9 +28,10 @@ def data_prep(
         0.05, "--val-frac", help="Fraction of the token stream held out as val.bin."
     ),
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep the files' order (default: shuffled)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the document shuffle."),
+    seed: Seed = 0,
 ) -> None:
-    """Tokenize text with the GPT-2 tokenizer (<|endoftext|> after each document) into uint16 train.bin/val.bin."""
+    """Tokenize text with the GPT-2 tokenizer (<|endoftext|> after each document) into uint16 train.bin/val.bin;
+    --seed shuffles the documents."""
     from iclaw.train.data import prep
 
     cap = parse_count(max_tokens, "--max-tokens") if max_tokens else None
@@ -87,13 +70,14 @@ def pretrain_cmd(
     eval_every: int = typer.Option(50, "--eval-every", help="Steps between validation losses."),
     eval_batches: int = typer.Option(8, "--eval-batches"),
     save_every: int = typer.Option(0, "--save-every", help="Steps between checkpoints (0: at the end only)."),
-    seed: int = typer.Option(1337, "--seed"),
-    device: str = typer.Option(None, "--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)."),
+    seed: Seed = 1337,
+    device: Device = None,
     no_amp: bool = typer.Option(False, "--no-amp", help="Train in float32 (no bf16 autocast)."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out NAME's latest checkpoint."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON at the end."),
 ) -> None:
-    """Pretrain a GPT from scratch (optionally with RoPE / MLA / MoE / Muon); runs under torchrun too."""
+    """Pretrain a GPT from scratch (optionally with RoPE / MLA / MoE / Muon); runs under torchrun too. Default
+    device: CUDA if available, else the CPU."""
     from iclaw.train.common import interrupted, stop_on_ctrl_c
     from iclaw.train.pretrain import PretrainConfig, pretrain
 
@@ -120,34 +104,6 @@ def pretrain_cmd(
     interrupted(s)
 
 
-@bench_app.command("arch")
-def bench_arch_cmd(
-    config: str = typer.Option("tiny", "--config", help="Model preset every variant is built from."),
-    tokens: str = typer.Option("200k", "--tokens", help="Training tokens per variant."),
-    data: Path = typer.Option(None, "--data", help="Data dir (default: the stdlib corpus, prepared once)."),
-    out: Path = typer.Option(Path("bench-arch.json"), "--out", help="JSON results; the PNG goes beside it."),
-    batch: int = typer.Option(8, "--batch"),
-    seq: int = typer.Option(256, "--seq"),
-    lr: float = typer.Option(2e-3, "--lr", help="The same peak learning rate for every variant."),
-    variants: str = typer.Option(
-        None, "--variants", help="Comma-separated subset of mha,rope,mla,moe,mla+moe,muon."
-    ),
-) -> None:
-    """Train mha, rope, mla, moe, mla+moe and muon on the same data and tokens; compare loss, speed, KV cache."""
-    from rich.console import Console
-
-    from iclaw.train import bench_arch
-
-    names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
-    result = bench_arch.run(config=config, tokens=parse_count(tokens, "--tokens"), data=data, batch=batch, seq=seq,
-                            lr=lr, variants=names, out=out)  # fmt: skip
-    png = bench_arch.save(result, out)
-    console = Console()
-    console.print(bench_arch.table(result))
-    console.print(f"wrote {out} and {png}", highlight=False)
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
     app.command("pretrain")(pretrain_cmd)
-    app.add_typer(bench_app, name="bench")

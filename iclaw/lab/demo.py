@@ -30,8 +30,8 @@ from pathlib import Path
 
 import torch
 
-from iclaw.train.common import INTERRUPTED, TIME_UP, stop_on_ctrl_c, stop_requested
-from iclaw.train.runs import console, report_table, write_json
+from iclaw.files import write_json
+from iclaw.train.common import INTERRUPTED, TIME_UP, console, report_table, stop_on_ctrl_c, stop_requested
 
 DEMO_FAMILIES = (
     "cmd-typo", "flag-typo", "quote", "pipe", "file-typo", "listed-file", "wrong-file", "wrong-ext", "mkdir-exists",
@@ -64,24 +64,24 @@ class DemoConfig:
     filter_zero_variance: bool = (
         True  # groups whose rewards are all equal carry no advantage: skip their update
     )
-    # off: drawing GRPO's tasks by how often their family's groups had reward variance (loop.FamilyCurriculum)
+    # off: drawing GRPO's tasks by how often their family's groups had reward variance (onpolicy.FamilyCurriculum)
     # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 25.8) but did not score better: full demos
     # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (docs/LOG.md)
     curriculum: bool = False
     kl_max: float = 1.0  # per-step KL is measured on the few groups with reward variance: it is noisy
     temperature: float = 1.0
-    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (trainer.py). Without it
-    # GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
+    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (train/grpo.py). Without
+    # it GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
     # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6)
     sft_coef: float = 1.0
     sft_lr: float = 2e-3
     # fractions of demonstrations also shown as "ls, then the fix" and as "a failed attempt, then the fix"
-    # (sft.py): every demonstration ends with the fix's real output and <|done|>
+    # (train/sft.py): every demonstration ends with the fix's real output and <|done|>
     look_first: float = 0.75
     retry: float = 0.25
     seed: int = 0
     # the demo's environment: the first 19 families (the 20-minute budget; `-f` picks others, `--all-families`
-    # every one). The shipped policy's recipe (recipe.py) trains on all of them.
+    # every one). The shipped policy's recipe (train/recipe.py) trains on all of them.
     families: tuple[str, ...] | None = DEMO_FAMILIES
     out_dir: str = "runs/demo"
     preset: str = "tiny"
@@ -114,10 +114,9 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     from iclaw.store import Store
     from iclaw.tasks import Verifier, generate, save_tasks
     from iclaw.tasks.generate import resolve_families
-    from iclaw.train.common import MetricsLog, live_progress, new_run_id
-    from iclaw.train.setup import safe_sandbox
+    from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
+    from iclaw.train.grpo import GRPOConfig, train_grpo
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
-    from iclaw.train.trainer import GRPOConfig, train_grpo
 
     t_start = time.time()
     # an unknown family name is an error before anything is written
@@ -242,7 +241,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     if sft_res["steps"] == 0:  # Ctrl-C before the first step: an untrained model is not worth a name
         return finish(sft=sft_res)
     capped(sft_res, "SFT", cfg.sft_steps, cfg.sft_minutes, "--sft-minutes")
-    fmt = {"look_first": cfg.look_first, "retry": cfg.retry}  # how the demonstrations looked (sft.py)
+    fmt = {"look_first": cfg.look_first, "retry": cfg.retry}  # how the demonstrations looked (train/sft.py)
     meta = {"source": f"demo:{run_id}", "step": sft_res["steps"], "demonstrations": fmt}
     registry.publish("demo-sft", model, meta=meta)
     published.append("demo-sft")
@@ -308,7 +307,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     )
     published.append("demo")
     capped(grpo, "GRPO", cfg.grpo_steps, cfg.grpo_minutes, "--grpo-minutes")
-    if stop_requested():  # GRPO published where it stopped (trainer.py)
+    if stop_requested():  # GRPO published where it stopped (train/grpo.py)
         return finish(sft=sft_res, grpo=grpo)
     reports["demo (GRPO)"] = held_out("demo")
     if stop_requested():

@@ -1,4 +1,4 @@
-"""`iclaw replay` (browse and export logged episodes) and `iclaw runs list|show` (training metrics).
+"""`iclaw replay` (browse and export logged episodes) and `iclaw runs list|show|plot` (training metrics).
 
 Only typer + stdlib at module level: the store (sqlite-utils) and rich load inside the commands."""
 
@@ -10,9 +10,8 @@ from pathlib import Path
 
 import typer
 
-DB_OPTION_HELP = "Trajectory database (default ./trajectories.db)."
+from iclaw.commands.options import Db
 
-# `iclaw runs ...`: list and show now; the lead adds `runs plot` to this sub-app (see the end of the file).
 runs_app = typer.Typer(help="Training runs logged to the store (train_metrics).", no_args_is_help=True)
 
 
@@ -62,11 +61,12 @@ def replay(
     rate: str | None = typer.Option(
         None, "--rate", help="With ID: mark the episode good or bad ('none' clears)."
     ),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_OPTION_HELP),
+    db: Db = None,
 ) -> None:
     from rich.console import Console
 
     from iclaw.errors import IclawError
+    from iclaw.store.transcript import episode_table, show_episode
 
     if rate is not None and episode_id is None:
         raise IclawError("--rate: give the episode ID to rate (iclaw replay ID --rate good)")
@@ -95,7 +95,7 @@ def replay(
         if as_json or as_jsonl:
             _dump([_with_flags(store, store.episode(r["id"])) for r in rows], as_jsonl)
             return
-    _episode_table(rows, Console(highlight=False))
+    episode_table(rows, Console(highlight=False))
 
 
 def _flagged(store, flag: str | None) -> dict[int, dict[str, str]] | None:
@@ -128,149 +128,12 @@ def _dump(episodes: list[dict], jsonl: bool, single: bool = False) -> None:
         sys.stdout.write(json.dumps(episodes, ensure_ascii=False, indent=2) + "\n")
 
 
-def _status(status: str | None) -> str:
-    colours = {"passed": "green", "failed": "red", "error": "magenta", "running": "yellow"}
-    colour = colours.get(status or "", "dim")
-    return f"[{colour}]{status or '-'}[/]"
-
-
-def _fmt(v, digits: int = 3) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
-
-
-def _episode_table(rows: list[dict], console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
-    if not rows:
-        console.print("[dim]no episodes match[/]")
-        return
-    # Optional columns only when some row has them, so the table fits an 80-column terminal.
-    has = {k: any(r.get(k) not in (None, "") for r in rows) for k in ("model", "reward", "rating")}
-    cols = [("id", "right"), ("started", "left"), ("source", "left"), ("task", "left")]
-    cols += [("model", "left")] if has["model"] else []
-    cols += [("status", "left")]
-    cols += [("reward", "right")] if has["reward"] else []
-    cols += [("rating", "left")] if has["rating"] else []
-    cols += [("calls", "right"), ("final command", "left")]
-    table_rows = []
-    for r in rows:
-        cells = {
-            "id": str(r["id"]),
-            "started": (r.get("started_at") or "")[5:16].replace("T", " "),
-            "source": escape(r.get("source") or "-"),
-            "task": escape(r.get("task_id") or "-"),
-            "model": escape(r.get("model") or "-"),
-            "status": _status(r.get("status")) + "".join(f" [red]{f}[/]" for f in r.get("flags") or {}),
-            "reward": _fmt(r.get("reward")),
-            "rating": {"good": "[green]good[/]", "bad": "[red]bad[/]"}.get(r.get("rating") or "", "-"),
-            "calls": str(r.get("n_tool_calls", 0)),
-            "final command": escape((r.get("final_command") or "").replace("\n", " ⏎ ")),
-        }
-        table_rows.append([cells[name] for name, _ in cols])
-    table = Table(header_style="bold", pad_edge=False, box=None)
-    for i, (name, justify) in enumerate(cols):
-        if name == "final command":  # takes what is left, cut with an ellipsis
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
-        else:  # never squeezed: these are short
-            width = max([len(name)] + [Text.from_markup(row[i]).cell_len for row in table_rows])
-            table.add_column(name, justify=justify, no_wrap=True, min_width=width)
-    for row in table_rows:
-        table.add_row(*row)
-    console.print(table)
-    console.print(f"[dim]{len(rows)} episode(s); `iclaw replay ID` shows one[/]")
-
-
-def show_episode(ep: dict, console) -> None:
-    """A transcript: header, then each turn's text and tool calls (syntax-highlighted, exit codes coloured)."""
-    from rich.markup import escape
-    from rich.panel import Panel
-    from rich.syntax import Syntax
-
-    head = [f"[bold]episode {ep['id']}[/]", escape(ep.get("source") or "-")]
-    for key in ("task_id", "family", "model", "checkpoint", "run_id"):
-        if ep.get(key):
-            head.append(f"{key.replace('_id', '')} {escape(str(ep[key]))}")
-    if ep.get("step") is not None:
-        head.append(f"step {ep['step']}")
-    console.print(" · ".join(head))
-    console.print(f"[dim]{ep.get('started_at') or ''} → {ep.get('ended_at') or ''}[/]")
-
-    # Turn by turn: what the user and the model wrote, then what ran (the tool calls, which carry
-    # exit codes and timings; the "obs" text is shown only for turns without a logged call).
-    texts: dict[int, list[dict]] = {}
-    for t in ep.get("turns", []):
-        texts.setdefault(t.get("turn") or 0, []).append(t)
-    calls: dict[int, list[dict]] = {}
-    for c in ep.get("tool_calls", []):
-        calls.setdefault(c.get("turn") or 0, []).append(c)
-    styles = {"user": "blue", "assistant": "magenta"}
-    for n in sorted(set(texts) | set(calls)):
-        for t in texts.get(n, []):
-            if t["role"] in styles:
-                title = f"{t['role']} · turn {n}"
-                console.print(
-                    Panel(
-                        escape(t.get("text") or ""),
-                        title=title,
-                        title_align="left",
-                        border_style=styles[t["role"]],
-                    )
-                )
-        if n in calls:
-            for c in calls[n]:
-                _show_call(c, console, Syntax)
-        else:
-            for t in texts.get(n, []):
-                if t["role"] == "obs":
-                    text = escape(t.get("text") or "")
-                    console.print(Panel(text, title="observation", title_align="left", border_style="dim"))
-
-    tail = [f"status {_status(ep.get('status'))}", f"reward {_fmt(ep.get('reward'))}"]
-    if ep.get("rating"):
-        tail.append(f"rating {'[green]' if ep['rating'] == 'good' else '[red]'}{ep['rating']}[/]")
-    if ep.get("final_command"):
-        tail.append(f"final: [bold]{escape(ep['final_command'])}[/]")
-    console.print(" · ".join(tail))
-    for flag, why in (ep.get("flags") or {}).items():
-        console.print(f"[bold red]flagged {flag}[/]: {escape(why)}")
-    if ep.get("meta"):
-        console.print(f"[dim]meta {escape(json.dumps(ep['meta'], ensure_ascii=False))}[/]")
-
-
-def _show_call(c: dict, console, Syntax) -> None:
-    from rich.markup import escape
-
-    lexer = "python" if c.get("tool") == "python" else "bash"
-    console.print(f"[bold cyan]{c.get('tool')}[/] [dim]turn {c.get('turn')}[/]")
-    console.print(
-        Syntax(c.get("input") or "", lexer, theme="ansi_dark", background_color="default", word_wrap=True)
-    )
-    code = c.get("exit_code")
-    colour = "green" if code == 0 else "red"
-    info = [f"[bold {colour}]exit {code}[/]", f"{_fmt(c.get('duration_ms'), 4)} ms"]
-    if c.get("timed_out"):
-        info.append("[bold red]timed out[/]")
-    if c.get("signal") is not None and not c.get("timed_out"):
-        info.append(f"[red]signal {c['signal']}[/]")
-    console.print("  " + " · ".join(info))
-    if c.get("stdout"):
-        console.print(escape(c["stdout"].rstrip("\n")), soft_wrap=True)
-    if c.get("stderr"):
-        console.print(f"[red]{escape(c['stderr'].rstrip(chr(10)))}[/]", soft_wrap=True)
-
-
 # --- iclaw runs ------------------------------------------------------------------------------------
 
 
 @runs_app.command("list", help="Training runs that logged metrics: steps and time span.")
 def runs_list(
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_OPTION_HELP),
+    db: Db = None,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from rich.console import Console
@@ -307,13 +170,14 @@ def runs_show(
         None, "--columns", "-c", help="Comma-separated metric names to show (default: all)."
     ),
     last: int = typer.Option(0, "--last", help="Only the last N steps (0: all)."),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_OPTION_HELP),
+    db: Db = None,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from rich.console import Console
     from rich.table import Table
 
     from iclaw.errors import IclawError
+    from iclaw.store.transcript import fmt
 
     with _open(db) as store:
         rows = store.metrics(run)
@@ -337,9 +201,29 @@ def runs_show(
     for n in names:
         table.add_column(n, justify="right")
     for r in rows:
-        table.add_row(str(r["step"]), *[_fmt(r.get(n), 4) for n in names])
+        table.add_row(str(r["step"]), *[fmt(r.get(n), 4) for n in names])
     Console(highlight=False).print(table)
 
 
-# `iclaw runs plot RUN` (matplotlib figure of the metrics) belongs here; the lead adds it as
-# @runs_app.command("plot") reading `Store(db).metrics(run)` like runs_show above.
+@runs_app.command("plot", help="Plot metrics of one or more runs (reward, KL, ...) to a PNG.")
+def runs_plot(
+    runs: list[str] = typer.Argument(..., help="Run ids (see `iclaw runs list`)."),
+    out: Path = typer.Option(Path("runs.png"), "--out", help="PNG file to write."),
+    metrics: str = typer.Option(
+        "reward_mean,kl", "--metrics", help="Comma-separated metric names, one panel each."
+    ),
+    db: Db = None,
+) -> None:
+    from iclaw.errors import IclawError
+    from iclaw.store import Store
+    from iclaw.train.common import console, plot_series
+
+    with Store(db) as store:
+        series = {}
+        for r in runs:
+            rows = store.metrics(r)
+            if not rows:
+                raise IclawError(f"run {r!r}: no metrics logged (see `iclaw runs list`)")
+            series[r] = rows
+    plot_series(series, [m.strip() for m in metrics.split(",") if m.strip()], out)
+    console.print(f"wrote {out}")

@@ -1,4 +1,12 @@
-"""Optimizers: AdamW (nanoGPT's setup) or Muon for the hidden matrices, behind one `configure_optimizers`.
+"""Optimizers and the learning-rate schedule, in one place.
+
+    make_optimizer        AdamW for SFT, GRPO and distillation (fused: one kernel on CPU and CUDA)
+    configure_optimizers  pretraining's: AdamW (nanoGPT's setup) or Muon for the hidden matrices
+    warmup_cosine         linear warm-up, then cosine decay to a floor: SFT's and pretraining's schedule
+
+The two AdamW factories decay the same tensors (every >= 2-D one) but differ in kernel (make_optimizer is
+fused on CPU too, configure_optimizers only on CUDA) and parameter order, so folding one into the other would
+change the numbers of the runs it builds; both stay, side by side.
 
 Muon (Keller Jordan, modded-nanogpt): for a 2-D weight, take the SGD-momentum update (Nesterov, 0.95) and
 replace it by the nearest semi-orthogonal matrix U V^T (its singular values all set to ~1), computed with 5
@@ -22,6 +30,26 @@ import math
 import torch
 
 NS_COEFFS = (3.4445, -4.7750, 2.0315)  # quintic Newton-Schulz coefficients from modded-nanogpt
+
+
+def make_optimizer(
+    model: torch.nn.Module, lr: float, weight_decay: float = 0.0, betas: tuple[float, float] = (0.9, 0.95)
+) -> torch.optim.AdamW:
+    """AdamW; weight decay only on 2-D weights (matrices, embeddings), never on biases and norms."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    fused = next(model.parameters()).device.type in ("cuda", "cpu")  # one kernel instead of a loop per tensor
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=fused)
+
+
+def warmup_cosine(lr: float, step: int, warmup: int, progress: float, min_lr_frac: float) -> float:
+    """Linear warm-up over the first `warmup` steps, then cosine decay from lr to min_lr_frac * lr as
+    `progress` (the decay's fraction done, steps or wall-clock) goes from 0 to 1."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    return lr * (min_lr_frac + (1 - min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
 def orthogonalize(G: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
@@ -142,7 +170,7 @@ def configure_optimizers(
     *,
     momentum: float = 0.95,
 ) -> torch.optim.Optimizer:
-    """The optimizer every iclaw trainer (pretrain, SFT, GRPO, distill) builds.
+    """Pretraining's optimizer (iclaw pretrain, bench arch).
 
     adamw: nanoGPT's recipe, weight decay on every >= 2-D tensor, none on vectors.
     muon:  Muon (same lr and weight decay, see the module docstring) on the hidden matrices; AdamW on

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-DB_HELP = "Trajectory database (default ./trajectories.db)."
+from iclaw.commands.options import Db
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +37,7 @@ def exec_cmd(
         None, "--cwd", help="Writable directory to run in (default: a fresh temporary directory)."
     ),
     timeout: float = typer.Option(10.0, "--timeout", help="Wall-clock limit in seconds."),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
+    db: Db = None,
     log: bool = typer.Option(True, "--log/--no-log", help="Record the call in the trajectory store."),
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
 ) -> None:
@@ -62,7 +62,9 @@ def exec_cmd(
         workdir = cwd.resolve()
         if not workdir.is_dir():
             raise IclawError(f"--cwd: {cwd} is not a directory")
-    started = _now()
+    from iclaw.store import now_iso
+
+    started = now_iso()
     try:
         result = sandbox.run(tool, code, workdir)
     finally:
@@ -110,9 +112,7 @@ def show_result(result, console, level: str | None = None) -> None:
         console.print(f"[red]{escape(result.stderr.rstrip(chr(10)))}[/]", soft_wrap=True)
 
 
-def doctor(
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
-) -> None:
+def doctor(db: Db = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -185,9 +185,3 @@ def doctor(
         "ICLAW_HOME", f"{home} (from $ICLAW_HOME)" if home else f"{Path('~/.iclaw').expanduser()} (default)"
     )
     Console(highlight=False).print(table)
-
-
-def _now() -> str:
-    from iclaw.store import now_iso
-
-    return now_iso()

@@ -1,4 +1,4 @@
-"""The bookkeeping of an on-policy training run, shared by GRPO (trainer.py) and distillation (distill.py).
+"""The bookkeeping of an on-policy training run, shared by GRPO (grpo.py) and distillation (distill.py).
 
 Both loops are the same shape — roll out, score, update, publish — and differ only in how they score and
 update. Everything around that lives here, written once: resuming from the latest checkpoint, restoring the
@@ -171,18 +171,9 @@ class OnPolicyRun:
 
     @classmethod
     def start(
-        cls,
-        kind: str,
-        cfg: OnPolicyConfig,
-        trainer_state: dict | None,
-        *,
-        rank: int,
-        world: int,
-        device: torch.device,
-        store=None,
-        log_dir: str = "runs",
-        run_id: str | None = None,
-    ) -> OnPolicyRun:
+        cls, kind: str, cfg: OnPolicyConfig, trainer_state: dict | None, *, rank: int, world: int,
+        device: torch.device, store=None, log_dir: str = "runs", run_id: str | None = None,
+    ) -> OnPolicyRun:  # fmt: skip
         """A fresh run, or the continuation of the one `trainer_state` was saved by (its run_id, its step, its
         token count: a resumed run logs into the same metrics as if it had never stopped)."""
         if trainer_state is not None:
@@ -192,26 +183,12 @@ class OnPolicyRun:
         else:
             run_id, start_step, sampled_tokens = run_id or new_run_id(kind), 0, 0
         metrics_log = MetricsLog(run_id, store, log_dir, config=asdict(cfg)) if rank == 0 else None
-        episode_cfg = EpisodeConfig(
-            max_turns=cfg.max_turns,
-            max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature,
-            top_k=cfg.top_k,
-        )
-        return cls(
-            kind=kind,
-            cfg=cfg,
-            run_id=run_id,
-            rank=rank,
-            world=world,
-            device=device,
-            store=store,
-            start_step=start_step,
-            sampled_tokens=sampled_tokens,
-            episode_cfg=episode_cfg,
-            metrics_log=metrics_log,
-            published_step=start_step if trainer_state is not None else None,
-        )
+        episode_cfg = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
+                                    temperature=cfg.temperature, top_k=cfg.top_k)  # fmt: skip
+        published_step = start_step if trainer_state is not None else None
+        return cls(kind=kind, cfg=cfg, run_id=run_id, rank=rank, world=world, device=device, store=store,
+                   start_step=start_step, sampled_tokens=sampled_tokens, episode_cfg=episode_cfg,
+                   metrics_log=metrics_log, published_step=published_step)  # fmt: skip
 
     # ----------------------------------------------------------------------------------------- each step
 
@@ -247,19 +224,8 @@ class OnPolicyRun:
         if self.store is not None:
             from iclaw.store.flags import log_flags
 
-            ids = self.store.log_episodes(
-                [
-                    episode_record(
-                        e,
-                        source=source,
-                        model=self.cfg.out,
-                        checkpoint=checkpoint,
-                        run_id=self.run_id,
-                        step=step,
-                    )
-                    for e in eps
-                ]
-            )
+            kw = dict(source=source, model=self.cfg.out, checkpoint=checkpoint, run_id=self.run_id, step=step)
+            ids = self.store.log_episodes([episode_record(e, **kw) for e in eps])
             log_flags(self.store, {i: e.flags for i, e in zip(ids, eps) if e.flags})
         local = sum(e.policy_tokens for e in eps)
         self.sampled_tokens += int(all_reduce_sum(float(local), self.device))

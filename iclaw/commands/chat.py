@@ -4,11 +4,10 @@ Only typer + stdlib at module level: torch, rich and prompt-toolkit load inside 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
-DB_HELP = "Trajectory database (default ./trajectories.db)."
+from iclaw.commands.options import Db
+
 MODEL_HELP = (
     "Registered model name (see `iclaw models list`) or a checkpoint path; default: the built-in policy."
 )
@@ -32,7 +31,7 @@ def chat(
     yes: bool = typer.Option(
         False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
     ),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
+    db: Db = None,
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
     max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) per fix attempt."),
     temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (0 = greedy)."),
@@ -54,7 +53,7 @@ def fix(
     as_json: bool = typer.Option(
         False, "--json", help='Print {"fixed", "command", "exit_code", "episode", "changed"} on stdout.'
     ),
-    db: Path | None = typer.Option(None, "--db", envvar="ICLAW_DB", help=DB_HELP),
+    db: Db = None,
     max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) for the fix."),
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
     python: bool = typer.Option(False, "--python", help="COMMAND is Python code."),

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from iclaw.errors import IclawError
+from iclaw.files import write_atomic
 from iclaw.train.pretrain import PretrainConfig, pretrain
 
 # name -> (architecture overrides, optimizer). MLA brings its own decoupled RoPE, so its variants drop wpe.
@@ -210,9 +211,7 @@ def save(result: dict, out: Path, with_plot: bool = True) -> Path:
             return [clean(x) for x in v]
         return v
 
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(clean(result), indent=1) + "\n")
-    tmp.replace(out)
+    write_atomic(out, json.dumps(clean(result), indent=1) + "\n")
     png = out.with_suffix(".png")
     if with_plot:
         plot(result, png)

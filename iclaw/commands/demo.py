@@ -1,0 +1,126 @@
+"""`iclaw demo` (the main job: from nothing to a policy GRPO made better) and `iclaw ablate beta` (GRPO from
+the same start and seeds for each β): the lab's experiments, iclaw/lab/. Only typer + stdlib at module level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from iclaw.commands.options import Db, Seed, Unsafe
+
+ablate_app = typer.Typer(help="Controlled comparisons from the same start and seeds.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "demo",
+        help="The end-to-end demo: tiny policy from scratch → SFT → eval → GRPO (β=0.04) → eval, "
+        "with an equal-time SFT control. Registers demo-sft and demo. Ctrl-C ends the running phase "
+        "(publishing what it trained) and skips the rest.",
+    )(demo_cmd)
+    app.add_typer(ablate_app, name="ablate")
+
+
+def demo_cmd(
+    sft_steps: int = typer.Option(
+        2000,
+        "--sft-steps",
+        help="SFT warm-up steps (a seed gives the same warm-up on every run that fits them in --sft-minutes).",
+    ),
+    grpo_steps: int = typer.Option(
+        26, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
+    ),
+    sft_minutes: float = typer.Option(
+        9.0, "--sft-minutes", help="Cap on SFT time (a slow machine stops here)."
+    ),
+    grpo_minutes: float = typer.Option(3.75, "--grpo-minutes", help="Cap on GRPO time."),
+    control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
+    train_per_family: int = typer.Option(100, "--train-per-family"),
+    heldout_per_family: int = typer.Option(30, "--heldout-per-family"),
+    max_turns: int = typer.Option(3, "--max-turns"),
+    beta: float = typer.Option(0.04, "--beta"),
+    sft_coef: float = typer.Option(
+        1.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
+    ),
+    curriculum: bool = typer.Option(
+        False,
+        "--curriculum",
+        help="GRPO draws tasks more often from families whose groups have had reward variance.",
+    ),
+    seed: Seed = 0,
+    family: list[str] = typer.Option(
+        None, "--family", "-f", help="Only these task families (repeatable; default: the demo's 19)."
+    ),
+    out: Path = typer.Option(Path("runs/demo"), "--out", help="Where task files and summary.json go."),
+    db: Db = None,
+    unsafe_no_sandbox: Unsafe = False,
+) -> None:
+    from iclaw.lab.demo import DemoConfig, run_demo
+    from iclaw.train.common import interrupted
+
+    cfg = DemoConfig(
+        sft_steps=sft_steps,
+        grpo_steps=grpo_steps,
+        sft_minutes=sft_minutes,
+        grpo_minutes=grpo_minutes,
+        control=control,
+        max_turns=max_turns,
+        train_per_family=train_per_family,
+        heldout_per_family=heldout_per_family,
+        beta=beta,
+        sft_coef=sft_coef,
+        curriculum=curriculum,
+        seed=seed,
+        **({"families": tuple(family)} if family else {}),
+        out_dir=str(out),
+    )
+    interrupted(run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox))  # exit 130 after a Ctrl-C
+
+
+@ablate_app.command(
+    "beta", help="GRPO from the same start and seeds for each β; table + PNG of reward and KL."
+)
+def ablate_beta(
+    betas: str = typer.Option("0,0.04", "--betas", help="Comma-separated β values."),
+    model: str = typer.Option("demo-sft", "--model"),
+    tasks: Path = typer.Option(..., "--tasks", help="Training tasks (JSONL)."),
+    heldout: Path = typer.Option(..., "--heldout", help="Held-out tasks for the final pass@1 (JSONL)."),
+    steps: int = typer.Option(20, "--steps"),
+    lr: float = typer.Option(1e-4, "--lr"),
+    group_size: int = typer.Option(8, "--group-size"),
+    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
+    max_turns: int = typer.Option(2, "--max-turns"),
+    filter_zero_variance: bool = typer.Option(
+        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal (as the demo does)."
+    ),
+    sft_coef: float = typer.Option(0.0, "--sft-coef", help="PPO-ptx weight (as in `train grpo`)."),
+    seed: Seed = 0,
+    out: Path = typer.Option(Path("ablate-beta.png"), "--out", help="PNG with reward and KL curves per β."),
+    db: Db = None,
+    unsafe_no_sandbox: Unsafe = False,
+) -> None:
+    from iclaw.errors import IclawError
+    from iclaw.lab.ablate import run_ablate_beta
+
+    try:
+        values = [float(b) for b in betas.split(",") if b.strip()]
+    except ValueError as e:
+        raise IclawError(f"--betas: {betas!r} is not a comma-separated list of numbers") from e
+    run_ablate_beta(
+        values,
+        model=model,
+        tasks_file=tasks,
+        heldout_file=heldout,
+        steps=steps,
+        lr=lr,
+        group_size=group_size,
+        tasks_per_step=tasks_per_step,
+        max_turns=max_turns,
+        seed=seed,
+        out=out,
+        db=db,
+        allow_unsafe=unsafe_no_sandbox,
+        filter_zero_variance=filter_zero_variance,
+        sft_coef=sft_coef,
+    )
