@@ -38,15 +38,14 @@ import torch
 
 from iclaw.agent.policy import Policy
 from iclaw.model.gpt import GPT, GPTConfig, autocast, bf16_supported, preset
-from iclaw.train.common import make_optimizer
 from iclaw.train.distill import DistillConfig
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
 from iclaw.train.distill_teacher import check_teacher, resolve_teacher_dtype
-from iclaw.train.grpo import group_advantages
+from iclaw.train.grpo import GRPOConfig, group_advantages, grpo_update
+from iclaw.train.optim import make_optimizer
 from iclaw.train.pretrain import PretrainConfig, pretrain
 from iclaw.train.rollout import Batch, collate, logprobs_and_entropy
 from iclaw.train.sft import SFTConfig, train_sft
-from iclaw.train.trainer import GRPOConfig, grpo_update
 
 CHECKS = ("ddp", "sample", "sft", "grpo", "distill", "pretrain")
 

@@ -5,10 +5,11 @@ import pytest
 import torch
 
 from iclaw.errors import IclawError
-from iclaw.model.gpt import GPT, GPTConfig, preset, token_logprobs
+from iclaw.model.gpt import GPT, GPTConfig, preset
 from iclaw.model.moe import MoE
 from iclaw.model.sampler import generate
 from iclaw.train.optim import configure_optimizers
+from iclaw.train.rollout import logprobs_and_entropy
 
 VARIANTS = {
     "mha": {},
@@ -167,9 +168,7 @@ def test_every_variant_learns_and_scores(name):
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.7 * losses[0], losses
-    # the scorer every trainer uses works (left padding included) and is differentiable
-    km = torch.ones(2, 12, dtype=torch.bool)
-    km[0, :4] = False
-    lp = token_logprobs(m, data[:2, :12], key_mask=km)
+    # the scorer every trainer uses works and is differentiable
+    lp, _ = logprobs_and_entropy(m, data[:2, :12])
     assert lp.shape == (2, 11) and torch.isfinite(lp).all()
     lp[:, 4:].sum().backward()

@@ -13,9 +13,10 @@ import math
 
 import torch
 
-from iclaw.model.gpt import GPT, preset, token_logprobs
+from iclaw.model.gpt import GPT, preset
 from iclaw.model.sampler import generate
 from iclaw.train.grpo import group_advantages, grpo_loss
+from iclaw.train.rollout import logprobs_and_entropy
 
 PROMPT = 50257  # a control-token slot: any fixed token will do
 TOP_K = 16  # sample among the 16 likeliest answers, so the rewarded one is reachable from the start
@@ -63,9 +64,9 @@ def _bandit():
         idx = torch.stack([torch.full_like(answers, PROMPT), answers], dim=1)  # (B, 2): prompt, answer
         logp_old = torch.tensor(s.logprobs)  # (B, 1), from the sampler
         with torch.no_grad():
-            logp_ref = token_logprobs(ref, idx)
+            logp_ref = logprobs_and_entropy(ref, idx)[0]
         for _ in range(2):  # two updates per batch, so the second one sees ratio != 1 and the clip
-            logp_new = token_logprobs(policy, idx)
+            logp_new = logprobs_and_entropy(policy, idx)[0]
             loss, stats = grpo_loss(logp_new, logp_old, logp_ref, adv, torch.ones_like(logp_new))
             opt.zero_grad(set_to_none=True)
             loss.backward()

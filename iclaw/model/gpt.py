@@ -14,7 +14,7 @@ Beyond nanoGPT:
     pos  = learned | rope        rotary position embeddings instead of the wpe table
     attn = mha     | mla         multi-head latent attention (DeepSeek-V2)
     mlp  = dense   | moe         shared + fine-grained routed SwiGLU experts (DeepSeek-V3 style routing)
-  The optimizer (AdamW or Muon) is a training option: see iclaw/train/muon.py.
+  The optimizer (AdamW or Muon) is a training option: see iclaw/train/optim.py.
 """
 
 from __future__ import annotations
@@ -328,17 +328,6 @@ class GPT(nn.Module):
                 logits.float().view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1
             )
         return logits, loss
-
-
-def token_logprobs(model: GPT, idx: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
-    """log p(idx[:, t+1] | idx[:, :t+1]) for every position: (B, T-1), float32. The one function every
-    trainer (SFT, GRPO, distillation) uses to score sequences, so they all agree on the numerics."""
-    pos = None
-    if key_mask is not None:  # left padding: positions count real tokens only
-        pos = (key_mask.long().cumsum(1) - 1).clamp(min=0)
-    logits, _ = model(idx[:, :-1], pos=None if pos is None else pos[:, :-1], key_mask=key_mask)
-    logp = F.log_softmax(logits.float(), dim=-1)
-    return logp.gather(-1, model.rows(idx[:, 1:])[..., None]).squeeze(-1)
 
 
 def cpu_has_bf16() -> bool:

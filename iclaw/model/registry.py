@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 from iclaw.errors import IclawError
+from iclaw.files import write_atomic
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 LATEST = "latest"
@@ -51,25 +51,6 @@ def check_name(name: str) -> str:
             f"--name {name!r}: a model name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
     return name
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write a small file via a hidden temporary sibling + fsync + rename (replaces `path` atomically)."""
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _read_json(path: Path) -> dict:
@@ -281,7 +262,7 @@ def publish(
         shutil.rmtree(stale, ignore_errors=True)
     meta = dict(meta or {})
     if not (d / INFO).is_file():
-        _write_atomic(
+        write_atomic(
             d / INFO,
             json.dumps({"name": name, "source": meta.get("source"), "created": now_iso()}, indent=2) + "\n",
         )
@@ -298,7 +279,7 @@ def publish(
         except FileExistsError:
             n += 1
             ckpt_id = f"{base}-{n}"
-    _write_atomic(d / LATEST, ckpt_id + "\n")
+    write_atomic(d / LATEST, ckpt_id + "\n")
     return ckpt_id
 
 

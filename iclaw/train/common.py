@@ -21,7 +21,6 @@ from rich.table import Table
 
 from iclaw.errors import IclawError
 from iclaw.files import write_json
-from iclaw.train.optim import make_optimizer  # noqa: F401  (here too only for benchmarks/gpu_check.py)
 
 # ---------------------------------------------------------------------------------------------- torchrun
 

@@ -1,7 +1,7 @@
 """From tasks to a training batch: roll out G episodes per task, judge them, and pack the tokens.
 
 `collate` turns episodes into right-padded (B, T) tensors. Position t of `mask` (B, T-1) says whether token
-t+1 was written by the policy — exactly the positions whose log-probs `token_logprobs` returns — so prompts,
+t+1 was written by the policy — exactly the positions whose log-probs `logprobs_and_entropy` returns — so prompts,
 observations and padding contribute nothing to any loss.
 """
 
