@@ -297,3 +297,15 @@ def task_episodes(tasks: list, repeats: int, workdirs: Workdirs) -> list[Episode
         for _ in range(repeats):
             eps.append(new_episode(req, t.kind, workdirs.for_task(t), task=t))
     return eps
+
+
+def play(
+    policy, tasks: list, repeats: int, sandbox, verifier, cfg: EpisodeConfig, generator=None
+) -> list[Episode]:
+    """`repeats` episodes per task, advanced together in fresh task directories, tools in the sandbox, each
+    judged by the verifier: what evaluation and every trainer's rollout do."""
+    with Workdirs() as wd:
+        eps = task_episodes(tasks, repeats, wd)
+        run_episodes(policy, eps, sandbox, cfg, generator=generator)
+    judge(eps, verifier)
+    return eps

@@ -13,7 +13,7 @@ from math import comb
 
 import torch
 
-from iclaw.agent.episode import EpisodeConfig, Workdirs, episode_record, judge, run_episodes, task_episodes
+from iclaw.agent.episode import EpisodeConfig, episode_record, play
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -109,10 +109,7 @@ def evaluate(
     per_task = []
     for i in range(0, len(tasks), batch_tasks):
         chunk = tasks[i : i + batch_tasks]
-        with Workdirs() as wd:
-            eps = task_episodes(chunk, n, wd)
-            run_episodes(policy, eps, sandbox, cfg, generator=gen)
-        judge(eps, verifier)
+        eps = play(policy, chunk, n, sandbox, verifier, cfg, generator=gen)
         if store is not None:
             store.log_episodes(
                 [episode_record(e, source="eval", model=policy.name, checkpoint=policy.ckpt_id) for e in eps]

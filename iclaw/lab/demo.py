@@ -87,6 +87,22 @@ class DemoConfig:
     preset: str = "tiny"
 
 
+def hard_families(tasks: list) -> list[str]:
+    """The families only reward can teach: multi-turn (look first) or outcome-only (no reference fix)."""
+    return sorted({t.family for t in tasks if t.multi_turn or t.reference is None})
+
+
+def grpo_pool(train: list, hard: list[str], seed: int) -> list:
+    """GRPO trains where the demonstrations stop: every multi-turn / outcome-only task (only reward says what
+    works there) and half as many single-turn tasks, drawn across their families. Measured (one run each): a
+    hard-only pool teaches "ls first" everywhere, and the fixes written after a listing are worse on
+    single-turn families (33.3 -> 30.7 % overall in a probe; +8.3 on the hard families in a full demo); half as
+    many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0."""
+    hard_tasks = [t for t in train if t.family in hard]
+    rest = [t for t in train if t.family not in hard]
+    return hard_tasks + random.Random(seed).sample(rest, min(len(rest), len(hard_tasks) // 2))
+
+
 def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = False) -> dict:
     """The demo, start to end. Returns the summary (also written to `out_dir`/summary.json); its `stopped` is
     INTERRUPTED after a first Ctrl-C (see the module docstring)."""
@@ -151,7 +167,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
         )
     save_tasks(train, out / "train.jsonl")
     save_tasks(heldout, out / "heldout.jsonl")
-    hard = sorted({t.family for t in train if t.multi_turn or t.reference is None})
+    hard = hard_families(train)
     console.print(
         f"{len(train)} train / {len(heldout)} held-out tasks in {len(fams)} families; "
         f"multi-turn or outcome-only: {', '.join(hard)}"
@@ -287,14 +303,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
         sft_coef=cfg.sft_coef,
         seed=cfg.seed,
     )
-    # GRPO trains where the demonstrations stop: every multi-turn / outcome-only task (only reward says what
-    # works there) and half as many single-turn tasks, drawn across their families. Measured (one run each):
-    # a hard-only pool teaches "ls first" everywhere, and the fixes written after a listing are worse on
-    # single-turn families (33.3 -> 30.7 % overall in a probe; +8.3 on the hard families in a full demo); half
-    # as many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0
-    hard_tasks = [t for t in train if t.family in hard]
-    rest = [t for t in train if t.family not in hard]
-    pool = hard_tasks + random.Random(cfg.seed).sample(rest, min(len(rest), len(hard_tasks) // 2))
+    pool = grpo_pool(train, hard, cfg.seed)
     grpo = train_grpo(
         g,
         pool,

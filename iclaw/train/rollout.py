@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from iclaw.agent.episode import Episode, EpisodeConfig, Workdirs, judge, run_episodes, task_episodes
+from iclaw.agent.episode import Episode, EpisodeConfig, play
 from iclaw.agent.policy import Policy
 
 
@@ -120,10 +120,7 @@ def rollout(
     reward-hacking monitor (its flags go to each episode's `flags`; they change no reward)."""
     from iclaw.tasks.monitor import flag_episodes
 
-    with Workdirs() as wd:
-        eps = task_episodes(tasks, group_size, wd)
-        run_episodes(policy, eps, sandbox, cfg, generator=generator)
-    judge(eps, verifier)
+    eps = play(policy, tasks, group_size, sandbox, verifier, cfg, generator=generator)
     for e, flags in zip(eps, flag_episodes(eps, verifier)):
         e.flags = flags
     return eps

@@ -1,0 +1,97 @@
+"""How far the demo's GRPO phase goes in steps, on the dev split (what tuning decisions may look at).
+
+    iclaw demo --out runs/demo                                  # first: demo-sft and the train tasks
+    python benchmarks/probe_demo_grpo.py --tasks-dir runs/demo --steps 60 --every 15
+
+GRPO exactly as the demo runs it (its GRPOConfig, task pool and ptx demonstrations) from the registered
+`demo-sft`, resumed every --every steps; after each stretch the checkpoint is evaluated greedily on dev tasks
+of the demo's families (10 per family, generated with the demo's seed; the dev split never overlaps train or
+held-out). Prints one line per checkpoint with the paired-bootstrap interval against demo-sft; --out keeps them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from iclaw.agent.episode import EpisodeConfig
+from iclaw.agent.evaluate import evaluate, paired_bootstrap
+from iclaw.agent.policy import Policy
+from iclaw.files import write_json
+from iclaw.lab.demo import DEMO_FAMILIES, DemoConfig, grpo_pool, hard_families
+from iclaw.tasks import Verifier, generate, load_tasks
+from iclaw.train.common import safe_sandbox
+from iclaw.train.grpo import GRPOConfig, train_grpo
+from iclaw.train.sft import demonstrations
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--tasks-dir", type=Path, default=Path("runs/demo"), help="where the demo wrote train.jsonl"
+    )
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--every", type=int, default=15, help="evaluate after every this many steps")
+    ap.add_argument("--dev-per-family", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=Path("runs/probe-demo-grpo.json"))
+    args = ap.parse_args()
+    cfg = DemoConfig()
+    sandbox = safe_sandbox(False)
+    verifier = Verifier(sandbox)
+    train = load_tasks(args.tasks_dir / "train.jsonl")
+    fams = list(cfg.families or DEMO_FAMILIES)
+    dev = generate(
+        args.dev_per_family * len(fams), split="dev", seed=cfg.seed, families=fams, sandbox=sandbox
+    )
+    hard = hard_families(train)
+    single = [t for t in train if t.reference and not t.multi_turn]
+    demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
+    pool = grpo_pool(train, hard, cfg.seed)
+    ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
+
+    def dev_eval(name: str):
+        return evaluate(Policy.load(name), dev, sandbox=sandbox, verifier=verifier, cfg=ep)
+
+    def hard_mean(r) -> float:
+        return 100 * sum(r.by_family[f]["pass_at_1"] for f in hard) / len(hard)
+
+    base = dev_eval("demo-sft")
+    rows = [{"step": 0, "dev": 100 * base.pass_at_1, "dev_hard": hard_mean(base), "grpo_seconds": 0.0}]
+    print(json.dumps(rows[-1]), flush=True)
+    seconds = 0.0
+    for upto in range(args.every, args.steps + 1, args.every):
+        g = GRPOConfig(
+            model="demo-sft", out="probe-grpo", steps=upto, group_size=cfg.group_size,
+            tasks_per_step=cfg.tasks_per_step, lr=cfg.grpo_lr, beta=cfg.beta, max_turns=cfg.max_turns,
+            temperature=cfg.temperature, save_every=args.every, kl_max=cfg.kl_max,
+            filter_zero_variance=cfg.filter_zero_variance, sft_coef=cfg.sft_coef, seed=cfg.seed,
+        )  # fmt: skip
+        res = train_grpo(
+            g,
+            pool,
+            sandbox=sandbox,
+            verifier=verifier,
+            resume=upto > args.every,
+            show_progress=False,
+            demos=demos,
+        )
+        seconds += res["seconds"]
+        r = dev_eval("probe-grpo")
+        rows.append(
+            {
+                "step": upto,
+                "dev": 100 * r.pass_at_1,
+                "dev_hard": hard_mean(r),
+                "grpo_seconds": seconds,
+                "delta": paired_bootstrap(base, r),
+                "delta_hard": paired_bootstrap(base, r, families=set(hard)),
+                "stopped": res["stopped"],
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+        write_json(args.out, rows)
+
+
+if __name__ == "__main__":
+    main()
