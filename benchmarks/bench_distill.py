@@ -67,8 +67,11 @@ def main() -> None:
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=DEMO.look_first, retry=DEMO.retry, seed=args.seed)
     torch.manual_seed(args.seed)
-    student = GPT(preset("tiny", n_layer=args.student_layers)).to(dev)
-    teacher_params = registry.load(args.teacher, device="cpu")[0].num_params()
+    teacher_model = registry.load(args.teacher, device="cpu")[0]
+    teacher_params = teacher_model.num_params()
+    # the teacher's own vocabulary: a full 50,304-row head would make the "small" student bigger than a
+    # trimmed teacher, and sampled-token KL needs a teacher row for every id the student can write
+    student = GPT(preset("tiny", n_layer=args.student_layers), teacher_model.vocab).to(dev)
     console.print(
         f"student {student.num_params() / 1e6:.2f}M params ({args.student_layers} layers), "
         f"teacher {args.teacher} {teacher_params / 1e6:.2f}M; SFT {args.sft_minutes:g} min on {len(demos)} demos"
