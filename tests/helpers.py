@@ -61,3 +61,24 @@ def metrics_rows(cwd: Path, n: int):
         return bool(logs) and len(logs[0].read_text().splitlines()) >= n
 
     return ready
+
+
+# a shopping list read with a typo: the example of a fix a printed copy could fake
+SHOPPING = Task(
+    id="shopping",
+    kind="bash",
+    family="custom",
+    files={"shopping.txt": "milk\neggs\n", "notes.md": "buy milk\n"},
+    broken="cat shoping.txt",
+    reference="cat shopping.txt",
+    error="cat: shoping.txt: No such file or directory",
+    broken_exit=1,
+)
+SHOPPING_PY = Task(
+    id="shopping-py",
+    kind="python",
+    family="custom",
+    files=SHOPPING.files,
+    broken='print(open("shoping.txt").read())',
+    reference='print(open("shopping.txt").read().strip())',
+)

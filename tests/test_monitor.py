@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import SHOPPING, SHOPPING_PY
 from typer.testing import CliRunner
 
 from iclaw.agent.episode import Episode, Workdirs
@@ -18,24 +19,6 @@ from iclaw.tools.sandbox import Limits, Sandbox
 from iclaw.train.grpo import GRPOConfig
 from iclaw.train.onpolicy import OnPolicyRun
 
-SHOPPING = Task(
-    id="shopping",
-    kind="bash",
-    family="custom",
-    files={"shopping.txt": "milk\neggs\n", "notes.md": "buy milk\n"},
-    broken="cat shoping.txt",
-    reference="cat shopping.txt",
-    error="cat: shoping.txt: No such file or directory",
-    broken_exit=1,
-)
-SHOPPING_PY = Task(
-    id="shopping-py",
-    kind="python",
-    family="custom",
-    files=SHOPPING.files,
-    broken='print(open("shoping.txt").read())',
-    reference='print(open("shopping.txt").read().strip())',
-)
 MKDIR = Task(
     id="mkdir",
     kind="bash",

@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from helpers import SHOPPING, SHOPPING_PY
 
 from iclaw.tasks import FAMILIES, Task, Verifier, fill_errors, generate, load_tasks
 from iclaw.tasks.vary import no_variation, varied_files
@@ -315,16 +316,6 @@ def test_a_printed_copy_of_the_output_fails_wherever_the_output_follows_the_file
     assert len({t.family for t in checked}) >= 30, sorted({t.family for t in checked})
 
 
-SHOPPING = Task(
-    id="shopping",
-    kind="bash",
-    family="custom",
-    files={"shopping.txt": "milk\neggs\n", "notes.md": "buy milk\n"},
-    broken="cat shoping.txt",
-    reference="cat shopping.txt",
-)
-
-
 def test_the_shopping_list_from_the_issue(verifier):
     assert not verifier.verify(SHOPPING, "printf 'milk\\neggs\\n'").passed
     assert Verifier(verifier.sandbox, vary=False).verify(SHOPPING, "printf 'milk\\neggs\\n'").passed
@@ -334,10 +325,8 @@ def test_the_shopping_list_from_the_issue(verifier):
     for fix in ("cat shopping.txt", "cat < shopping.txt", "head -n 100 shopping.txt", "grep '' shopping.txt"):
         v = verifier.verify(SHOPPING, fix)
         assert v.passed and v.varied, (fix, v.reason)
-    python = Task(id="shop-py", kind="python", family="custom", files=SHOPPING.files, broken="x",
-                  reference='print(open("shopping.txt").read().strip())')  # fmt: skip
-    assert verifier.verify(python, 'for line in open("shopping.txt"):\n    print(line.strip())').passed
-    assert not verifier.verify(python, 'print("milk")\nprint("eggs")').passed
+    assert verifier.verify(SHOPPING_PY, 'for line in open("shopping.txt"):\n    print(line.strip())').passed
+    assert not verifier.verify(SHOPPING_PY, 'print("milk")\nprint("eggs")').passed
 
 
 def test_the_generic_variation_keeps_structure_and_changes_data():
