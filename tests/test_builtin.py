@@ -73,7 +73,8 @@ FILES = {"notes.txt": "milk\neggs\n", "fruits.txt": "pear\napple\n"}
 CASES = [
     ("sotr fruits.txt", "apple\npear"),
     ('cat "*.txt"', "pear\napple\nmilk\neggs"),
-    ("wc -l notes.tx", "2 notes.txt"),
+    ("cta notes.txt", "milk\neggs"),
+    ("cat fruits.txt | sotr", "apple\npear"),
 ]
 
 
