@@ -5,8 +5,8 @@
     python benchmarks/probe_bytes.py --arms bpe:200,bpe:600 --minutes 7          # more distinct tasks
 
 A misspelling splits into BPE pieces that share nothing with the right word (`sotr` is `s` + `otr`, `sort`
-is one id), so a policy trained from scratch on GPT-2 ids can only memorise typo -> word pairs; spelled as
-bytes, `sotr` and `sort` share every letter. Or the policy simply has too few distinct tasks to learn from.
+is one id), so a policy trained from scratch on GPT-2 ids may only be able to memorise typo -> word pairs; spelled
+as bytes, `sotr` and `sort` share every letter. Or the policy simply has too few distinct tasks to learn from.
 An arm is TOKENS:N, N train tasks per family of the chosen families (the recipe's file when it has enough,
 else generated with the same seed, whose first tasks are the recipe's):
 
@@ -66,7 +66,7 @@ def main() -> None:
     for arm in args.arms.split(","):
         kind, n = arm.split(":")
         if sum(t.family == fams[0] for t in recipe) >= int(n):
-            train = [t for i, t in enumerate(recipe) if i < int(n) * len(fams)]  # interleaved by family
+            train = recipe[: int(n) * len(fams)]  # the file interleaves families: a prefix is balanced
         else:
             train = generate(int(n) * len(fams), "train", seed=args.seed, families=fams, sandbox=sandbox)
         single = [t for t in train if t.reference and not t.multi_turn]
@@ -88,7 +88,7 @@ def main() -> None:
             SFTConfig(lr=2e-3, batch_size=16, steps=None, minutes=args.minutes, seed=args.seed),
             device=dev,
         )
-        # the same characters per turn: a byte is a token, a BPE token is ~3 bytes here
+        # about the same characters per turn: a BPE token is ~2.3 bytes here, 3x leaves room
         ep = EpisodeConfig(
             max_turns=3, max_new_tokens=160 if name.startswith("bpe") else 480, temperature=0.0
         )
