@@ -80,7 +80,9 @@ def _check(verifier: Verifier, tasks: list[Task], families: dict[str, Family]) -
     """Run broken / fix / do-nothing for each candidate task. Returns id(task) -> None for the ones that
     behave (their error filled in), else why the task was dropped."""
     # Doing nothing (`true`) only needs checking against a test: against a reference, the non-empty
-    # expected stdout required below already rules it out.
+    # expected stdout required below already rules it out; `ls` runs only where the reference's output could
+    # be a listing. (The fix, the reference itself, does run again: a reference that prints something else
+    # each time is dropped.)
     pairs: list[tuple[Task, str]] = []
     for t in tasks:
         pairs += [(t, t.broken), (t, t.reference or t.solution or "")]
@@ -94,16 +96,31 @@ def _check(verifier: Verifier, tasks: list[Task], families: dict[str, Family]) -
         for h, v in cheap:
             if out[id(t)] is None and v.passed:
                 out[id(t)] = f"a do-nothing candidate ({h!r}) passes"
+    listing = [t for t in tasks if out[id(t)] is None and _could_be_a_listing(t, verifier)]
+    for t, v in zip(listing, verifier.verify_many([(t, "ls") for t in listing])):
+        if v.passed:
+            out[id(t)] = "a do-nothing candidate ('ls') passes"
     return out
 
 
 def _hacks(t: Task) -> list[str]:
-    """Candidates that must never pass: doing nothing, listing the directory, deleting the fixture."""
+    """Candidates that must never pass a test: doing nothing, deleting the fixture. (`ls` does nothing
+    to the files either, and a test sees only the files: `true` stands for it.)"""
+    if t.test is None:
+        return []
     if t.kind == "python":
-        return (
-            ["pass", "import os\nfor f in os.listdir('.'):\n    os.remove(f)"] if t.test is not None else []
-        )
-    return ["true", "rm -rf ./* ./.[!.]*", "ls"] if t.test is not None else ["ls"]
+        return ["pass", "import os\nfor f in os.listdir('.'):\n    os.remove(f)"]
+    return ["true", "rm -rf ./* ./.[!.]*"]
+
+
+def _could_be_a_listing(t: Task, verifier: Verifier) -> bool:
+    """Whether `ls` might print what the reference printed: only if its lines are the fixture's top-level
+    names (ls prints exactly those, one a line, when not on a terminal)."""
+    exp = verifier.expected(t)
+    if exp is None or exp.exit_code != 0:
+        return False
+    names = {p.split("/")[0] for p in t.files if not p.startswith(".")}
+    return set(exp.stdout.splitlines()) == names
 
 
 def _drop_reason(t: Task, broken: Verdict, fix: Verdict, nothing: Verdict | None, fam: Family) -> str | None:
@@ -270,7 +287,7 @@ def generate(
         raise IclawError(f"--n: must be >= 0, got {n}")
     fams = resolve_families(families)
     by_name = {f.name: f for f in fams}
-    verifier = Verifier(sandbox)
+    verifier = Verifier(sandbox, vary=False)  # the varied copy guards rewards, not which tasks behave
     per_family = [n // len(fams) + (1 if i < n % len(fams) else 0) for i in range(len(fams))]
     streams = [_FamilyDraw(f, k, split, seed) for f, k in zip(fams, per_family)]
     # Rounds: every unfinished family contributes a batch, and one verify_many checks them all (in parallel).
