@@ -160,3 +160,51 @@ def test_replay_passed_failed_cover_fix_episodes(tmp_path, ws, monkeypatch):
     with Store(db) as store:
         ends = [store.episode(i)["meta"]["end"] for i in (1, 2, 3)]
     assert ends[:2] == ["submitted", "nothing_to_fix"] and ends[2] in ("no_fix", "max_turns", "truncated")
+
+
+def test_overwrite_guard_asks_even_under_yes(tmp_path):
+    """A model command that would truncate a file that exists (`wc -l notes.txt > notes.txt` empties it
+    before wc reads it) is never run unasked: declined under --yes with no terminal, asked about at a real
+    prompt-toolkit prompt otherwise; harmless commands under --yes run as before."""
+    import io
+
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+    from rich.console import Console
+    from test_chat_support import send_later
+
+    from iclaw.agent.episode import new_episode
+    from iclaw.agent.protocol import Action
+    from iclaw.agent.terminal import Confirm, overwritten_files
+
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    (tmp_path / "a b").write_text("x\n")
+    cases = {
+        "wc -l notes.txt > notes.txt": ["notes.txt"],
+        "sort notes.txt>notes.txt;ls": ["notes.txt"],
+        "ls 2> notes.txt": ["notes.txt"],
+        "ls &> notes.txt": ["notes.txt"],
+        "ls >| notes.txt": ["notes.txt"],
+        'echo hi > "a b"': ["a b"],
+        "cat notes.txt >> notes.txt": [],  # appends
+        'echo "> notes.txt"': [],  # quoted: no redirection
+        "ls 2>&1": [],
+        "ls > new.txt": [],  # a new file loses nothing
+        "echo > /dev/null": [],
+    }
+    for code, want in cases.items():
+        assert overwritten_files(code, tmp_path) == want, code
+
+    ep = new_episode("fix it", "bash", tmp_path)
+    out = io.StringIO()
+    bad, ok = Action("bash", "wc -l notes.txt > notes.txt"), Action("bash", "wc -l notes.txt")
+    yes = Confirm(Console(file=out, width=200), auto=True)  # `iclaw fix --yes`, stdin not a terminal
+    assert yes(ep, ok) is ok
+    assert yes(ep, bad) is None
+    assert "would overwrite notes.txt" in out.getvalue() and "declined" in out.getvalue()
+    for key, want in (("n", None), ("y", bad)):
+        with create_pipe_input() as inp:
+            asked = Confirm(Console(file=out, width=200), auto=True, input=inp, output=DummyOutput())
+            send_later(inp, [key], delay=0.5)  # after the question is up: typed-ahead keys never answer
+            assert asked(ep, bad) is want
+    assert (tmp_path / "notes.txt").read_text() == "one\ntwo\n"

@@ -9,9 +9,12 @@ Both front ends also share the prompt's key bindings (`line_keys`), `load_policy
 
 from __future__ import annotations
 
+import re
 import select
+import shlex
 import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -153,10 +156,33 @@ class Transcript:
             )
 
 
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+# `>`, `>|`, `N>`, `&>`: a redirection that truncates its target (not `>>`, `>&2`, `<>`)
+_TRUNCATE = re.compile(r"(?<![<>&])(?:&|\d)?>\|?(?![>&])")
+
+
+def overwritten_files(code: str, cwd: Path) -> list[str]:
+    """The files that exist in `cwd` and that the bash command `code` would truncate with a redirection:
+    `wc -l notes.txt > notes.txt` empties notes.txt before wc reads it. Quoted text is not a redirection."""
+    masked = _QUOTED.sub(lambda m: "_" * len(m.group()), code)
+    out = []
+    for m in _TRUNCATE.finditer(masked):
+        lex = shlex.shlex(code[m.end() :], posix=True, punctuation_chars=";&|<>()")
+        try:
+            target = lex.get_token()
+        except ValueError:  # an unbalanced quote: bash will not run it either
+            continue
+        if target and not target.startswith(("~", "$")) and (cwd / target).is_file() and target not in out:
+            out.append(target)
+    return out
+
+
 class Confirm:
     """The `approve` hook of the episode loop: [y]es / [n]o / [e]dit / [a]lways before a model command runs.
 
     auto=True (--yes, /yes, or answering `a`) approves without asking; commands still run in the sandbox.
+    Except a command that would overwrite a file that exists (`overwritten_files`): that is asked about
+    always, and declined when there is no terminal to ask on.
     Ctrl-C cancels the whole turn (KeyboardInterrupt propagates); Ctrl-D declines and stops the turn
     (EOFError).
 
@@ -233,7 +259,15 @@ class Confirm:
         return session.prompt(message, key_bindings=kb, multiline=False)
 
     def __call__(self, ep, action: Action) -> Action | None:
-        if self.auto:
+        clobbers = overwritten_files(action.code, Path(ep.workdir)) if action.kind == "bash" else []
+        if clobbers:  # asked even under --yes / always: the sandbox writes the user's own files
+            self.c.print(
+                f"[bold yellow]this would overwrite {escape(', '.join(clobbers))}, which exists here[/]"
+            )
+            if self.auto and self._input is None and not stdin_is_tty():
+                self.c.print("[dim]declined: nobody to confirm it (run it yourself if you mean it)[/]")
+                return None
+        elif self.auto:
             return action
         answer = self.choose()
         if answer == "a":
