@@ -29,7 +29,10 @@ def register(app: typer.Typer) -> None:
 def chat(
     model: str = typer.Option("iclaw-small", "--model", "-m", envvar="ICLAW_MODEL", help=MODEL_HELP),
     yes: bool = typer.Option(
-        False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
+        False,
+        "--yes",
+        "-y",
+        help="Run model commands without asking (still sandboxed), except one that would overwrite a file that exists.",
     ),
     db: Db = None,
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
@@ -48,7 +51,10 @@ def fix(
     command: str = typer.Argument(..., help="The broken command (multi-line text or --python: Python code)."),
     model: str = typer.Option("iclaw-small", "--model", "-m", envvar="ICLAW_MODEL", help=MODEL_HELP),
     yes: bool = typer.Option(
-        False, "--yes", "-y", help="Run model commands without asking (still sandboxed)."
+        False,
+        "--yes",
+        "-y",
+        help="Run model commands without asking (still sandboxed), except one that would overwrite a file that exists.",
     ),
     as_json: bool = typer.Option(
         False, "--json", help='Print {"fixed", "command", "exit_code", "episode", "changed"} on stdout.'
