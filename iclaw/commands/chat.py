@@ -8,6 +8,9 @@ import typer
 
 from iclaw.commands.options import Db
 
+YES_HELP = (
+    "Run model commands without asking (still sandboxed), except one that would overwrite a file that exists."
+)
 MODEL_HELP = (
     "Registered model name (see `iclaw models list`) or a checkpoint path; default: the built-in policy."
 )
@@ -32,7 +35,7 @@ def chat(
         False,
         "--yes",
         "-y",
-        help="Run model commands without asking (still sandboxed), except one that would overwrite a file that exists.",
+        help=YES_HELP,
     ),
     db: Db = None,
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
@@ -54,7 +57,7 @@ def fix(
         False,
         "--yes",
         "-y",
-        help="Run model commands without asking (still sandboxed), except one that would overwrite a file that exists.",
+        help=YES_HELP,
     ),
     as_json: bool = typer.Option(
         False, "--json", help='Print {"fixed", "command", "exit_code", "episode", "changed"} on stdout.'
