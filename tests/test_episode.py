@@ -15,7 +15,7 @@ from iclaw.model.tokenizer import BASH, DONE, END, OBS, PYTHON, get_tokenizer
 from iclaw.store import Store
 from iclaw.tasks import Task, Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
-from iclaw.train.rollout import collate_episodes
+from iclaw.train.rollout import collate_episodes, logprobs_and_entropy
 
 
 class ScriptedPolicy(Policy):
@@ -145,6 +145,30 @@ def test_untrained_model_episodes_never_crash_and_end():
         assert e.reward == 0.0 and len(e.tokens) <= 256
         assert e.n_invalid >= 1  # random tokens are not tool calls; each became an observation
         assert any(t["role"] == "obs" and "invalid" in t["text"] for t in e.turns)
+
+
+def test_an_observation_that_overflows_the_context_is_cut_to_fit():
+    # the sampler keeps the policy's tokens within the block, but the observation after them can overflow
+    # it; the trainers score every sequence, so one longer than the block must never leave the episode
+    sb = _sandbox()
+    with Workdirs() as wd:
+        prompt = len(task_episodes([WRONG_FILE], 1, wd)[0].tokens)
+        block = prompt + 20  # room for a 16-token action, not for the observation after it
+        torch.manual_seed(0)
+        model = GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=block))
+        eps = task_episodes([WRONG_FILE], 4, wd)
+        run_episodes(
+            Policy(model, device="cpu"),
+            eps,
+            sb,
+            EpisodeConfig(max_turns=3, max_new_tokens=16),
+            generator=torch.Generator().manual_seed(0),
+        )
+    assert all(len(e.tokens) == len(e.mask) == len(e.logprobs) <= block for e in eps)
+    assert any(e.status == "truncated" for e in eps)
+    batch = collate_episodes(eps)
+    logp, _ = logprobs_and_entropy(model, batch.idx, batch.mask)  # raised "exceeds the block size" before
+    assert torch.isfinite(logp).all()
 
 
 def test_python_task_fix_uses_last_python_call():

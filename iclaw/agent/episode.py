@@ -127,6 +127,8 @@ def run_episodes(
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
         for e in active:
+            if len(e.tokens) > block:  # the last observation overflowed the context: keep what fits (mask 0)
+                del e.tokens[block:], e.mask[block:], e.logprobs[block:]
             if block - len(e.tokens) < 8:  # no room left for a meaningful action
                 e.done, e.status = True, "truncated"
         active = [e for e in active if not e.done]
