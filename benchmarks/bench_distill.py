@@ -1,16 +1,18 @@
 """On-policy distillation vs GRPO alone, from the same small student, at equal sampled tokens (CPU).
 
-    iclaw demo                                   # first: the teacher (`demo`) and the task files
-    python benchmarks/bench_distill.py --tasks-dir runs/demo
+    python benchmarks/bench_distill.py --seeds 0,1,2          # teacher: the shipped iclaw-small
 
-1. student: a GPT smaller than the demo policy (2 layers instead of 4), SFT from scratch on the same
-   demonstrations the demo's warm-up used                                          → registry `student-sft`
-2. distillation: teacher `demo` (the GRPO-trained policy), reverse KL on the student's own tokens, for
-   --minutes of wall clock                                                      → registry `student-distill`
-3. GRPO alone from `student-sft`, stopped at the same number of sampled policy tokens  → `student-grpo`
-4. held-out pass@1 (greedy, the demo's max turns) of all of them, teacher included, per family.
+1. tasks: the recipe's families, --train-per-family / --heldout-per-family of each (generated once, seed 0,
+   into --tasks-dir; reused when there)
+2. student: a GPT whose body is about a quarter of the teacher's (tiny width, --student-layers), on the
+   teacher's vocabulary, SFT from scratch for --sft-steps on the recipe's demonstrations  → `student-sft-S`
+3. distillation: reverse KL to the teacher on the student's own tokens, --steps steps, a checkpoint every
+   --every                                                                        → `student-distill-S`
+4. GRPO alone from the same `student-sft-S`, stopped at distillation's sampled tokens  → `student-grpo-S`
+5. held-out pass@1 (greedy) of every checkpoint of both, against the sampled tokens it had seen
 
-Prints the table and writes --out (JSON).
+Budgets are steps, so a seed gives the same figures on any machine. Prints the table, writes --out (JSON)
+and the curve beside it (PNG): held-out pass@1 against sampled tokens, one line per arm and seed.
 """
 
 from __future__ import annotations
@@ -23,131 +25,234 @@ from pathlib import Path
 import torch
 
 from iclaw.agent.episode import EpisodeConfig
-from iclaw.agent.evaluate import evaluate
+from iclaw.agent.evaluate import evaluate, paired_bootstrap
 from iclaw.agent.policy import Policy
 from iclaw.files import write_json
-from iclaw.lab.demo import DemoConfig
 from iclaw.model import registry
 from iclaw.model.gpt import GPT, default_device, preset
 from iclaw.store import Store
-from iclaw.tasks import Verifier, load_tasks
-from iclaw.train.common import console, report_table, safe_sandbox
+from iclaw.tasks import Verifier, generate, load_tasks, save_tasks
+from iclaw.tasks.families import FAMILIES
+from iclaw.train.common import console, safe_sandbox
 from iclaw.train.distill import DistillConfig, train_distill
 from iclaw.train.grpo import GRPOConfig, train_grpo
+from iclaw.train.recipe import GRPO_RECIPE, MAX_NEW_TOKENS, RecipeConfig, _demo_tasks
 from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
-DEMO = DemoConfig()  # the student's warm-up uses the demo's demonstrations
+RECIPE = RecipeConfig()  # the teacher's own recipe: its demonstrations, turns and GRPO settings
+
+
+def body_params(model: GPT) -> int:
+    """Parameters in the transformer blocks: what a smaller student gives up (the vocabulary is shared)."""
+    return sum(p.numel() for p in model.transformer.h.parameters())
+
+
+def tasks(args) -> tuple[list, list]:
+    d = Path(args.tasks_dir)
+    if not (d / "train.jsonl").exists():
+        n = len(FAMILIES)
+        save_tasks(generate(args.train_per_family * n, "train", seed=0), d / "train.jsonl")
+        save_tasks(generate(args.heldout_per_family * n, "heldout", seed=0), d / "heldout.jsonl")
+    return load_tasks(d / "train.jsonl"), load_tasks(d / "heldout.jsonl")
+
+
+def curve(name: str, history: list[dict], heldout: list, run_kw: dict, ep: EpisodeConfig) -> list[dict]:
+    """Held-out pass@1 of every published checkpoint of `name`, with the sampled tokens it had seen."""
+    points = []
+    for cid in registry.checkpoint_ids(name):
+        step = int(cid.removeprefix("step").split("-")[0])
+        policy = Policy.load(registry.checkpoint_path(name, cid))
+        report = evaluate(policy, heldout, cfg=ep, **run_kw)
+        points.append({"step": step, "tokens": history[step - 1]["sampled_tokens"], "report": report})
+    return points
+
+
+def one_seed(seed: int, args, teacher: GPT, train: list, heldout: list, run_kw: dict) -> dict:
+    dev = default_device()
+    single, shown = _demo_tasks(train)
+    demos = demonstrations(
+        single, run_kw["sandbox"], look_first=RECIPE.look_first, retry=RECIPE.retry, seed=seed
+    )
+    demos += demonstrations(shown, run_kw["sandbox"], look_first=1.0, seed=seed)
+    torch.manual_seed(seed)
+    student = GPT(
+        preset(
+            "tiny", n_layer=args.student_layers, pos=teacher.config.pos, block_size=teacher.config.block_size
+        ),
+        teacher.vocab,
+    ).to(dev)
+    t0 = time.time()
+    sft = train_sft(
+        student,
+        demos,
+        SFTConfig(lr=RECIPE.sft_lr, batch_size=RECIPE.batch_size, steps=args.sft_steps, seed=seed),
+        device=dev,
+    )
+    names = {arm: f"student-{arm}-{seed}" for arm in ("sft", "distill", "grpo")}
+    registry.publish(names["sft"], student, meta={"source": "bench-distill", "step": sft["steps"]})
+    sft_seconds = time.time() - t0
+
+    common = dict(
+        group_size=RECIPE.group_size,
+        tasks_per_step=RECIPE.tasks_per_step,
+        lr=args.lr,
+        max_turns=RECIPE.max_turns,
+        save_every=args.every,
+        seed=seed,
+    )
+    trainer_kw = dict(**run_kw, device=str(dev), show_progress=False, echo=console.print)
+    d = train_distill(
+        DistillConfig(
+            teacher=args.teacher,
+            student=names["sft"],
+            out=names["distill"],
+            steps=args.steps,
+            max_new_tokens=MAX_NEW_TOKENS,
+            **common,
+        ),
+        train,
+        **trainer_kw,
+    )
+    tokens = d["history"][-1]["sampled_tokens"]
+    g = train_grpo(
+        GRPOConfig(
+            model=names["sft"],
+            out=names["grpo"],
+            steps=10 * args.steps,
+            max_tokens=tokens,
+            beta=RECIPE.beta,
+            **GRPO_RECIPE,
+            **common,
+        ),
+        train,
+        **trainer_kw,
+    )
+
+    ep = EpisodeConfig(max_turns=RECIPE.max_turns, temperature=0.0, max_new_tokens=MAX_NEW_TOKENS)
+    eval_kw = dict(sandbox=run_kw["sandbox"], verifier=run_kw["verifier"], store=run_kw["store"])
+    start = evaluate(Policy.load(names["sft"]), heldout, cfg=ep, **eval_kw)
+    arms = {
+        "distill": curve(names["distill"], d["history"], heldout, eval_kw, ep),
+        "grpo": curve(names["grpo"], g["history"], heldout, eval_kw, ep),
+    }
+    return {
+        "seed": seed,
+        "sft_steps": sft["steps"],
+        "seconds": {"sft": sft_seconds, "distill": d["seconds"], "grpo": g["seconds"]},
+        "kl_to_teacher": [d["history"][0]["kl_to_teacher"], d["history"][-1]["kl_to_teacher"]],
+        "start": start,
+        "arms": arms,
+    }
+
+
+def summarize(r: dict, teacher_report) -> dict:
+    """The issue's two targets for one seed, plus the endpoints with paired intervals."""
+    dist, grpo = r["arms"]["distill"], r["arms"]["grpo"]
+    g_final = grpo[-1]["report"].pass_at_1
+    reach = next((p["tokens"] for p in dist if p["report"].pass_at_1 >= g_final), None)
+    sft, t = r["start"].pass_at_1, teacher_report.pass_at_1
+    return {
+        "seed": r["seed"],
+        "student_sft": sft,
+        "distill": dist[-1]["report"].pass_at_1,
+        "grpo": g_final,
+        "teacher": t,
+        "tokens": {"distill": dist[-1]["tokens"], "grpo": grpo[-1]["tokens"]},
+        # sampled tokens distillation needed to match GRPO's final pass rate, as a fraction of GRPO's
+        "tokens_to_grpo_final": None if reach is None else reach / grpo[-1]["tokens"],
+        "gap_closed": None if t <= sft else (dist[-1]["report"].pass_at_1 - sft) / (t - sft),
+        "distill_minus_grpo": paired_bootstrap(grpo[-1]["report"], dist[-1]["report"]),
+        "distill_minus_sft": paired_bootstrap(r["start"], dist[-1]["report"]),
+        "kl_to_teacher": r["kl_to_teacher"],
+        "seconds": r["seconds"],
+        "curve": {
+            arm: [{"step": 0, "tokens": 0, "pass_at_1": sft}]
+            + [{"step": p["step"], "tokens": p["tokens"], "pass_at_1": p["report"].pass_at_1} for p in pts]
+            for arm, pts in r["arms"].items()
+        },
+    }
+
+
+def plot(rows: list[dict], teacher: float, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for row, marker in zip(rows, "osd^v<>"):
+        for arm, label, color in (
+            ("distill", "distillation", "tab:blue"),
+            ("grpo", "GRPO alone", "tab:orange"),
+        ):
+            pts = row["curve"][arm]
+            xs, ys = [p["tokens"] for p in pts], [100 * p["pass_at_1"] for p in pts]
+            ax.plot(xs, ys, marker=marker, color=color, alpha=0.7, label=f"{label}, seed {row['seed']}")
+    ax.axhline(100 * teacher, color="gray", ls="--", label="teacher")
+    ax.set_xlabel("sampled policy tokens")
+    ax.set_ylabel("held-out pass@1 (%)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tasks-dir", default="runs/demo", help="where `iclaw demo` wrote train/heldout.jsonl")
-    ap.add_argument("--teacher", default="demo")
-    ap.add_argument("--student-layers", type=int, default=2)
-    ap.add_argument("--sft-minutes", type=float, default=4.0)
-    ap.add_argument(
-        "--minutes", type=float, default=4.0, help="distillation wall clock; GRPO gets its tokens"
-    )
+    ap.add_argument("--teacher", default="iclaw-small")
+    ap.add_argument("--tasks-dir", default="runs/bench-distill")
+    ap.add_argument("--train-per-family", type=int, default=30)
+    ap.add_argument("--heldout-per-family", type=int, default=3)
+    ap.add_argument("--student-layers", type=int, default=3, help="at width 128: a quarter of 6 x 192's body")
+    ap.add_argument("--sft-steps", type=int, default=1000)
+    ap.add_argument("--steps", type=int, default=40, help="distillation steps; GRPO gets their tokens")
+    ap.add_argument("--every", type=int, default=10, help="a checkpoint (and a point on the curve) every N")
     ap.add_argument("--lr", type=float, default=2e-4, help="the same for distillation and GRPO")
-    ap.add_argument("--max-turns", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0")
     ap.add_argument("--out", default="runs/bench-distill.json")
     args = ap.parse_args()
 
-    dev = default_device()
+    out = Path(args.out)
     sandbox = safe_sandbox(False)
-    verifier = Verifier(sandbox)
-    tasks_dir = Path(args.tasks_dir)
-    train = load_tasks(tasks_dir / "train.jsonl")
-    heldout = load_tasks(tasks_dir / "heldout.jsonl")
-    store = Store(Path(args.out).with_suffix(".db"))
+    run_kw = dict(sandbox=sandbox, verifier=Verifier(sandbox), store=Store(out.with_suffix(".db")))
     t0 = time.time()
-
-    # 1. the student: smaller, SFT on the demo's warm-up demonstrations
-    single = [t for t in train if t.reference and not t.multi_turn]
-    demos = demonstrations(single, sandbox, look_first=DEMO.look_first, retry=DEMO.retry, seed=args.seed)
-    torch.manual_seed(args.seed)
-    teacher_model = registry.load(args.teacher, device="cpu")[0]
-    teacher_params = teacher_model.num_params()
-    # the teacher's own vocabulary: a full 50,304-row head would make the "small" student bigger than a
-    # trimmed teacher, and sampled-token KL needs a teacher row for every id the student can write
-    student = GPT(preset("tiny", n_layer=args.student_layers), teacher_model.vocab).to(dev)
-    console.print(
-        f"student {student.num_params() / 1e6:.2f}M params ({args.student_layers} layers), "
-        f"teacher {args.teacher} {teacher_params / 1e6:.2f}M; SFT {args.sft_minutes:g} min on {len(demos)} demos"
-    )
-    sft = train_sft(
-        student,
-        demos,
-        SFTConfig(lr=2e-3, batch_size=16, steps=None, minutes=args.sft_minutes, seed=args.seed),
-        device=dev,
-    )
-    registry.publish("student-sft", student, meta={"source": "bench-distill", "step": sft["steps"]})
-
-    common = dict(
-        group_size=8, tasks_per_step=8, lr=args.lr, max_turns=args.max_turns, save_every=1000, seed=args.seed
-    )
-    run_kw = dict(
-        sandbox=sandbox,
-        verifier=verifier,
-        store=store,
-        device=str(dev),
-        show_progress=False,
-        echo=console.print,
-    )
-    # 2. distillation for a wall-clock budget
-    d = train_distill(
-        DistillConfig(
-            teacher=args.teacher,
-            student="student-sft",
-            out="student-distill",
-            steps=10_000,
-            minutes=args.minutes,
-            **common,
+    train, heldout = tasks(args)
+    teacher = registry.load(args.teacher, device="cpu")[0]
+    probe = GPT(
+        preset(
+            "tiny", n_layer=args.student_layers, pos=teacher.config.pos, block_size=teacher.config.block_size
         ),
-        train,
-        **run_kw,
+        teacher.vocab,
     )
-    tokens = d["history"][-1]["sampled_tokens"]
-    # 3. GRPO alone, same start, same sampled tokens
-    g = train_grpo(
-        GRPOConfig(model="student-sft", out="student-grpo", steps=10_000, max_tokens=tokens, **common),
-        train,
-        **run_kw,
-    )
-
-    # 4. held-out pass@1
-    ep = EpisodeConfig(max_turns=args.max_turns, temperature=0.0)
-    names = {
-        "teacher": args.teacher,
-        "student-sft": "student-sft",
-        "distill": "student-distill",
-        "GRPO alone": "student-grpo",
-    }
-    reports = {
-        k: evaluate(
-            Policy.load(n, device=dev), heldout, sandbox=sandbox, verifier=verifier, cfg=ep, store=store
-        )
-        for k, n in names.items()
-    }
-    console.print(report_table(f"held-out pass@1 (%), greedy, max_turns {args.max_turns}", reports))
-    result = {
-        "args": vars(args),
-        "seconds": time.time() - t0,
-        "student_params": student.num_params(),
-        "teacher_params": teacher_params,
-        "sampled_tokens": {"distill": tokens, "grpo": g["history"][-1]["sampled_tokens"]},
-        "steps": {"distill": d["steps"], "grpo": g["steps"]},
-        "seconds_by_run": {"distill": d["seconds"], "grpo": g["seconds"]},
-        "kl_to_teacher": [d["history"][0]["kl_to_teacher"], d["history"][-1]["kl_to_teacher"]],
-        "pass_at_1": {k: r.pass_at_1 for k, r in reports.items()},
-        "reports": {k: r.to_dict() for k, r in reports.items()},
-    }
-    write_json(Path(args.out), result)
     console.print(
-        json.dumps({k: result[k] for k in ("sampled_tokens", "steps", "kl_to_teacher", "pass_at_1")})
+        f"teacher {args.teacher}: body {body_params(teacher) / 1e6:.2f}M of {teacher.num_params() / 1e6:.2f}M; "
+        f"student body {body_params(probe) / 1e6:.2f}M of {probe.num_params() / 1e6:.2f}M "
+        f"({body_params(probe) / body_params(teacher):.2f} of the teacher's); {len(train)} train, {len(heldout)} held-out"
     )
-    store.close()
+    ep = EpisodeConfig(max_turns=RECIPE.max_turns, temperature=0.0, max_new_tokens=MAX_NEW_TOKENS)
+    teacher_report = evaluate(
+        Policy.load(args.teacher),
+        heldout,
+        cfg=ep,
+        sandbox=sandbox,
+        verifier=run_kw["verifier"],
+        store=run_kw["store"],
+    )
+    rows = []
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        rows.append(summarize(one_seed(seed, args, teacher, train, heldout, run_kw), teacher_report))
+        console.print(json.dumps({k: v for k, v in rows[-1].items() if k != "curve"}, default=str))
+        write_json(out, {"args": vars(args), "seconds": time.time() - t0, "rows": rows})
+        plot(rows, teacher_report.pass_at_1, out.with_suffix(".png"))
+
+    console.print("seed  student-sft  distill  GRPO alone  teacher  tokens to GRPO's final  gap closed")
+    for r in rows:
+        frac = "never" if r["tokens_to_grpo_final"] is None else f"{r['tokens_to_grpo_final']:.2f} of GRPO's"
+        gap = "-" if r["gap_closed"] is None else f"{r['gap_closed']:.2f}"
+        console.print(
+            f"{r['seed']:>4}  {100 * r['student_sft']:11.1f}  {100 * r['distill']:7.1f}  {100 * r['grpo']:10.1f}"
+            f"  {100 * r['teacher']:7.1f}  {frac:>22}  {gap:>10}"
+        )
 
 
 if __name__ == "__main__":
