@@ -149,8 +149,10 @@ def summarize(r: dict, teacher_report) -> dict:
     """The issue's two targets for one seed, plus the endpoints with paired intervals."""
     dist, grpo = r["arms"]["distill"], r["arms"]["grpo"]
     g_final = grpo[-1]["report"].pass_at_1
-    reach = next((p["tokens"] for p in dist if p["report"].pass_at_1 >= g_final), None)
     sft, t = r["start"].pass_at_1, teacher_report.pass_at_1
+    # the SFT start counts as a point at 0 tokens: where GRPO gained nothing, distillation needs none
+    points = [(0, sft)] + [(p["tokens"], p["report"].pass_at_1) for p in dist]
+    reach = next((tok for tok, pass_at_1 in points if pass_at_1 >= g_final), None)
     return {
         "seed": r["seed"],
         "student_sft": sft,
