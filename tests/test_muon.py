@@ -19,6 +19,16 @@ def test_newton_schulz_is_close_to_orthogonal():
         assert sv.min() > 0.6 and sv.max() < 1.25, sv
 
 
+def test_a_stack_is_orthogonalised_matrix_by_matrix():
+    """Muon orthogonalises same-shaped updates as one stack: each comes out as it would alone."""
+    torch.manual_seed(0)
+    for shape in ((3, 16, 48), (2, 48, 16)):
+        G = torch.randn(shape) * torch.tensor([1.0, 10.0, 0.1][: shape[0]])[:, None, None]
+        together = orthogonalize(G)
+        for i in range(shape[0]):
+            torch.testing.assert_close(together[i], orthogonalize(G[i]), atol=2e-2, rtol=0)
+
+
 def test_muon_step_is_orthogonal_update_with_adamw_rms():
     torch.manual_seed(0)
     W = torch.nn.Parameter(torch.randn(24, 40))

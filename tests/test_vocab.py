@@ -129,3 +129,25 @@ def test_full_vocabulary_models_are_unchanged():
     assert model.fit(ids) == ids
     x = torch.tensor([ids])
     assert torch.equal(model.rows(x), x) and torch.equal(model.ids(x), x)
+
+
+def test_spelled_practice_keeps_the_text_and_stretches_the_mask():
+    """SFT's spell practice: chosen word ids become their bytes everywhere in a demonstration, the text and
+    the policy/environment split stay the same, and the result stays inside the vocabulary."""
+    from iclaw.train.sft import spelled
+
+    tok = get_tokenizer()
+    v = Vocab.build([tok.encode(CORPUS)])
+    prompt, fix = tok.encode("$ cta notes.txt\n"), tok.encode("cat notes.txt")
+    ids, mask = [USER, *prompt, END, *fix, DONE], [0] * (len(prompt) + 2) + [1] * (len(fix) + 1)
+    words = set(v.words())
+    assert not words & (set(byte_ids()) | set(MARKERS)) and set(prompt) & words
+    out, m = spelled(ids, mask, words, 1.0, random.Random(0), block=512)  # every word spelled
+    assert tok.decode(out) == tok.decode(ids) and all(i in v.kept for i in out)
+    assert not set(out) & words and len(out) > len(ids)
+    policy_text = tok.decode([i for i, k in zip(out, m) if k])
+    assert policy_text == tok.decode(
+        [i for i, k in zip(ids, mask) if k]
+    )  # the fix, spelled, is still the target
+    assert spelled(ids, mask, words, 0.0, random.Random(0), block=512) == (ids, mask)
+    assert len(spelled(ids, mask, words, 1.0, random.Random(0), block=8)[0]) == 8  # cut to the block

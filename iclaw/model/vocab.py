@@ -35,6 +35,22 @@ def byte_ids() -> tuple[int, ...]:
     return tuple(tok.byte_id(b) for b in range(256))
 
 
+def spell_out(ids: list[int], drop: Iterable[int], *aligned: list) -> list[int] | tuple[list, ...]:
+    """`ids` with every id in `drop` replaced by the byte tokens of its text; lists in `aligned` stretched
+    along (each value repeated for the bytes of its token). Decoding gives the same text."""
+    drop = set(drop)
+    if not drop:
+        return (ids, *aligned) if aligned else ids
+    tok, byte = get_tokenizer(), byte_ids()
+    out, rest = [], [[] for _ in aligned]
+    for k, i in enumerate(ids):
+        pieces = [byte[b] for b in tok.token_bytes(i)] if i in drop else [i]
+        out += pieces
+        for r, a in zip(rest, aligned):
+            r += [a[k]] * len(pieces)
+    return (out, *rest) if aligned else out
+
+
 class Vocab:
     """The sorted GPT-2 ids a model has rows for; row i of the model is GPT-2 id `ids[i]`."""
 
@@ -74,16 +90,12 @@ class Vocab:
         """`ids` with every id outside the vocabulary spelled out as its byte tokens (lossless: decoding gives
         the same text). Lists in `aligned` (a mask, log-probs) are stretched along with it, each value
         repeated for the bytes of the token it belonged to."""
-        if all(i in self.kept for i in ids):
-            return (ids, *aligned) if aligned else ids
-        tok, byte = get_tokenizer(), byte_ids()
-        out, rest = [], [[] for _ in aligned]
-        for k, i in enumerate(ids):
-            pieces = [i] if i in self.kept else [byte[b] for b in tok.token_bytes(i)]
-            out += pieces
-            for r, a in zip(rest, aligned):
-                r += [a[k]] * len(pieces)
-        return (out, *rest) if aligned else out
+        return spell_out(ids, [i for i in ids if i not in self.kept], *aligned)
+
+    def words(self) -> list[int]:
+        """The kept ids that are neither a single byte nor a marker: the ones a spelled-out word replaces."""
+        small = set(byte_ids()) | set(MARKERS)
+        return [i for i in self.ids if i not in small]
 
     # --- on disk: vocab.json beside model.safetensors
 

@@ -53,23 +53,27 @@ def warmup_cosine(lr: float, step: int, warmup: int, progress: float, min_lr_fra
 
 
 def orthogonalize(G: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
-    """Approximately U V^T for G = U S V^T, by the quintic iteration X <- aX + b(XX^T)X + c(XX^T)^2 X.
+    """Approximately U V^T for G = U S V^T, by the quintic iteration X <- aX + b(XX^T)X + c(XX^T)^2 X; G may
+    be a stack of same-shaped matrices (..., rows, cols), each orthogonalised on its own.
 
     Dividing by the Frobenius norm first puts every singular value in (0, 1]; the coefficients are tuned to
     push them toward 1 fast rather than exactly (they end up roughly in [0.7, 1.2]), which is all Muon
-    needs. On CUDA it runs in bf16 (the iteration is stable there and the matmuls are ~2x faster)."""
+    needs. It runs in bf16 where bf16 matmuls are fast (CUDA, CPUs with bf16 hardware): the iteration is
+    stable there, and on a 2-core CPU it is 2.4x faster than fp32 for a 6 x 192 body's matrices."""
+    from iclaw.model.gpt import bf16_supported
+
     a, b, c = NS_COEFFS
-    X = G.bfloat16() if G.is_cuda else G.float()
-    X = X / (X.norm() + eps)
-    tall = X.size(0) > X.size(1)
+    X = G.bfloat16() if bf16_supported(G.device) else G.float()
+    X = X / (X.norm(dim=(-2, -1), keepdim=True) + eps)
+    tall = X.size(-2) > X.size(-1)
     if tall:  # iterate on the wide orientation: X X^T is then the smaller Gram matrix
-        X = X.T
+        X = X.mT
     for _ in range(steps):
-        A = X @ X.T
+        A = X @ X.mT
         B = b * A + c * (A @ A)
         X = a * X + B @ X
     if tall:
-        X = X.T
+        X = X.mT
     return X.to(G.dtype)
 
 
@@ -115,6 +119,7 @@ class Muon(torch.optim.Optimizer):
                 loss = closure()
         for group in self.param_groups:
             lr, wd = group["lr"], group["weight_decay"]
+            updates: dict[torch.Size, list] = {}  # Muon: same-shaped updates are orthogonalised as one stack
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -127,8 +132,7 @@ class Muon(torch.optim.Optimizer):
                     buf = state["momentum_buffer"]
                     buf.lerp_(g, 1 - m)  # buf = m * buf + (1 - m) * g
                     u = g.lerp(buf, m) if group["nesterov"] else buf  # Nesterov: look one momentum step ahead
-                    u = orthogonalize(u, group["ns_steps"])
-                    p.add_(u, alpha=-lr * 0.2 * math.sqrt(max(p.size(0), p.size(1))))
+                    updates.setdefault(p.shape, []).append((p, u))
                 else:  # AdamW, written out
                     b1, b2 = group["betas"]
                     if "step" not in state:
@@ -141,6 +145,10 @@ class Muon(torch.optim.Optimizer):
                     state["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1 - b2)
                     denom = (state["exp_avg_sq"] / (1 - b2**t)).sqrt_().add_(group["eps"])
                     p.addcdiv_(state["exp_avg"], denom, value=-lr / (1 - b1**t))
+            for shape, pairs in updates.items():
+                ortho = orthogonalize(torch.stack([u for _, u in pairs]), group["ns_steps"])
+                for (p, _), o in zip(pairs, ortho):
+                    p.add_(o, alpha=-lr * 0.2 * math.sqrt(max(shape[0], shape[1])))
         return loss
 
 

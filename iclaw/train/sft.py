@@ -37,8 +37,9 @@ from iclaw.agent.episode import task_request, unroot
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.errors import IclawError
 from iclaw.model.gpt import autocast
+from iclaw.model.vocab import spell_out
 from iclaw.train.common import INTERRUPTED, TIME_UP, console, stop_requested
-from iclaw.train.optim import make_optimizer, warmup_cosine
+from iclaw.train.optim import configure_optimizers, make_optimizer, warmup_cosine
 from iclaw.train.rollout import collate, logprobs_and_entropy
 
 LOOK = "ls"  # the one look-around command demonstrations use
@@ -56,6 +57,11 @@ class SFTConfig:
     grad_clip: float = 1.0
     seed: int = 0
     amp: bool = True  # bf16 autocast where supported
+    optimizer: str = "adamw"  # or "muon": Muon on the hidden matrices, AdamW on the rest (train/optim.py)
+    # A trimmed vocabulary spells a word its corpus never had as bytes, and nothing in the corpus is spelled
+    # that way, so without practice the model meets those rows untrained: each time a demonstration is drawn,
+    # each distinct word token in it is spelled out (everywhere in it, prompt and fix alike) with this chance.
+    spell: float = 0.0
     # Batches of similar length: each window of length_window x batch_size shuffled examples is sorted by length
     # and cut into batches, and the batches are shuffled. Demonstrations run from 43 to 384 tokens (median
     # 112), so random batches of 16 are padded to twice their real tokens; 1 turns the grouping off.
@@ -174,7 +180,12 @@ def train_sft(
     examples = [model.fit(t, m) for t, m in examples]  # a trimmed vocabulary spells unknown ids as bytes
     examples = [(t[:block], m[:block]) for t, m in examples]
     rng = random.Random(cfg.seed)
-    opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    spell_rng = random.Random(f"spell:{cfg.seed}")  # its own stream: the batches are the same with or without
+    words = set(model.vocab.words()) if model.vocab is not None else set()
+    if cfg.optimizer == "adamw":
+        opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    else:
+        opt = configure_optimizers(model, cfg.optimizer, cfg.lr, cfg.weight_decay)
     model.train()
     t0, step, tokens, ema, stopped = time.time(), 0, 0, None, None
     order: list[list[int]] = []  # the batches still to train on, this pass over the examples
@@ -191,8 +202,10 @@ def train_sft(
             order = length_grouped_batches(
                 [len(t) for t, _ in examples], cfg.batch_size, cfg.length_window, rng
             )
-        batch_ids = order.pop()
-        b = collate([examples[i][0] for i in batch_ids], [examples[i][1] for i in batch_ids]).to(device)
+        batch = [examples[i] for i in order.pop()]
+        if cfg.spell > 0 and words:
+            batch = [spelled(t, m, words, cfg.spell, spell_rng, block) for t, m in batch]
+        b = collate([t for t, _ in batch], [m for _, m in batch]).to(device)
         lr = _lr(step, cfg, time.time() - t0)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -215,6 +228,15 @@ def train_sft(
                 progress(1, loss=ema)
     model.eval()
     return {"steps": step, "seconds": time.time() - t0, "loss": ema, "tokens": tokens, "stopped": stopped}
+
+
+def spelled(
+    ids: list[int], mask: list[int], words: set[int], p: float, rng: random.Random, block: int
+) -> tuple[list[int], list[int]]:
+    """The demonstration with each distinct id of `words` in it spelled out as bytes with chance p."""
+    drop = [w for w in sorted(set(ids) & words) if rng.random() < p]
+    ids, mask = spell_out(ids, drop, mask)
+    return ids[:block], mask[:block]
 
 
 def length_grouped_batches(
