@@ -71,10 +71,11 @@ def test_a_users_entry_of_the_same_name_wins(fresh_home):
 # policy fixes, greedy (see its card for how often it fixes what)
 FILES = {"notes.txt": "milk\neggs\n", "fruits.txt": "pear\napple\n"}
 CASES = [
-    ("hed -1 fruits.txt", "pear"),
     ('cat "*.txt"', "pear\napple\nmilk\neggs"),
     ("cta notes.txt", "milk\neggs"),
     ("cat fruits.txt | sotr", "apple\npear"),
+    ("sotr fruits.txt", "apple\npear"),
+    ("tac notes.tx", "eggs\nmilk"),
 ]
 
 
