@@ -52,18 +52,17 @@ def warmup_cosine(lr: float, step: int, warmup: int, progress: float, min_lr_fra
     return lr * (min_lr_frac + (1 - min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
-def orthogonalize(G: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
+def orthogonalize(G: torch.Tensor, steps: int = 5, eps: float = 1e-7, bf16: bool = False) -> torch.Tensor:
     """Approximately U V^T for G = U S V^T, by the quintic iteration X <- aX + b(XX^T)X + c(XX^T)^2 X; G may
     be a stack of same-shaped matrices (..., rows, cols), each orthogonalised on its own.
 
     Dividing by the Frobenius norm first puts every singular value in (0, 1]; the coefficients are tuned to
     push them toward 1 fast rather than exactly (they end up roughly in [0.7, 1.2]), which is all Muon
-    needs. It runs in bf16 where bf16 matmuls are fast (CUDA, CPUs with bf16 hardware): the iteration is
-    stable there, and on a 2-core CPU it is 2.4x faster than fp32 for a 6 x 192 body's matrices."""
-    from iclaw.model.gpt import bf16_supported
-
+    needs. `bf16` (a trainer passes it where it trains under bf16 autocast): the iteration is stable in bf16,
+    and on a 2-core CPU with bf16 hardware 2.4x faster than fp32 for a 6 x 192 body's matrices; fp32 keeps a
+    resumed run bit-exact, which bf16 CPU kernels do not promise."""
     a, b, c = NS_COEFFS
-    X = G.bfloat16() if bf16_supported(G.device) else G.float()
+    X = G.bfloat16() if bf16 else G.float()
     X = X / (X.norm(dim=(-2, -1), keepdim=True) + eps)
     tall = X.size(-2) > X.size(-1)
     if tall:  # iterate on the wide orientation: X X^T is then the smaller Gram matrix
@@ -91,6 +90,7 @@ class Muon(torch.optim.Optimizer):
         momentum: float = 0.95,
         nesterov: bool = True,
         ns_steps: int = 5,
+        ns_bf16: bool = False,
         betas: tuple[float, float] = (0.9, 0.95),
         eps: float = 1e-8,
     ):
@@ -101,6 +101,7 @@ class Muon(torch.optim.Optimizer):
             momentum=momentum,
             nesterov=nesterov,
             ns_steps=ns_steps,
+            ns_bf16=ns_bf16,
             betas=betas,
             eps=eps,
         )
@@ -146,7 +147,9 @@ class Muon(torch.optim.Optimizer):
                     denom = (state["exp_avg_sq"] / (1 - b2**t)).sqrt_().add_(group["eps"])
                     p.addcdiv_(state["exp_avg"], denom, value=-lr / (1 - b1**t))
             for shape, pairs in updates.items():
-                ortho = orthogonalize(torch.stack([u for _, u in pairs]), group["ns_steps"])
+                ortho = orthogonalize(
+                    torch.stack([u for _, u in pairs]), group["ns_steps"], bf16=group.get("ns_bf16", False)
+                )
                 for (p, _), o in zip(pairs, ortho):
                     p.add_(o, alpha=-lr * 0.2 * math.sqrt(max(shape[0], shape[1])))
         return loss
@@ -177,6 +180,7 @@ def configure_optimizers(
     betas: tuple[float, float] = (0.9, 0.95),
     *,
     momentum: float = 0.95,
+    ns_bf16: bool = False,
 ) -> torch.optim.Optimizer:
     """Pretraining's optimizer (iclaw pretrain, bench arch).
 
@@ -200,7 +204,7 @@ def configure_optimizers(
             {"params": [p for _, p in groups["embed"]], "muon": False, "weight_decay": weight_decay},
             {"params": [p for _, p in groups["vector"]], "muon": False, "weight_decay": 0.0},
         ]
-        return Muon([s for s in specs if s["params"]], lr=lr, momentum=momentum, betas=betas)
+        return Muon([s for s in specs if s["params"]], lr=lr, momentum=momentum, betas=betas, ns_bf16=ns_bf16)
     from iclaw.errors import IclawError
 
     raise IclawError(f"--optimizer {optimizer!r}: choose adamw or muon")

@@ -182,7 +182,12 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
         raise IclawError(f"{cfg.data}: token ids exceed the model's vocab size {model.config.vocab_size}")
     model.train()
     optimizer = configure_optimizers(
-        model, cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(cfg.beta1, cfg.beta2)
+        model,
+        cfg.optimizer,
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        betas=(cfg.beta1, cfg.beta2),
+        ns_bf16=cfg.amp and bf16_supported(device),
     )
     loader = Batches(train_data, cfg.batch, cfg.seq, rank=rank, world=world)
     step, tokens_seen = 0, 0

@@ -36,7 +36,7 @@ import torch
 from iclaw.agent.episode import task_request, unroot
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.errors import IclawError
-from iclaw.model.gpt import autocast
+from iclaw.model.gpt import autocast, bf16_supported
 from iclaw.model.vocab import spell_out
 from iclaw.train.common import INTERRUPTED, TIME_UP, console, stop_requested
 from iclaw.train.optim import configure_optimizers, make_optimizer, warmup_cosine
@@ -185,7 +185,8 @@ def train_sft(
     if cfg.optimizer == "adamw":
         opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
     else:
-        opt = configure_optimizers(model, cfg.optimizer, cfg.lr, cfg.weight_decay)
+        bf16 = cfg.amp and bf16_supported(device)  # Newton-Schulz in the precision the step runs in
+        opt = configure_optimizers(model, cfg.optimizer, cfg.lr, cfg.weight_decay, ns_bf16=bf16)
     model.train()
     t0, step, tokens, ema, stopped = time.time(), 0, 0, None, None
     order: list[list[int]] = []  # the batches still to train on, this pass over the examples
