@@ -38,7 +38,7 @@ from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--arms", default="adamw:2e-3,muon:2e-3", help="OPTIMIZER:LR, comma-separated")
+    ap.add_argument("--arms", default="adamw:2e-3,muon:2e-3", help="OPTIMIZER:LR[:SPELL], comma-separated")
     ap.add_argument("--train-per-family", type=int, default=60)
     ap.add_argument("--dev-per-family", type=int, default=5)
     ap.add_argument("--steps", type=int, default=1500)
