@@ -84,7 +84,7 @@ def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):
 
     def run(*args):
         cmd = [sys.executable, "-m", "iclaw", "train", "sft", "--tasks", str(tasks), "--init", "tiny", *args]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(cmd, env=env, cwd=home, capture_output=True, text=True, timeout=300)
 
     bad = run("--out", "bad", "--look-first", "2")
     assert bad.returncode != 0 and "--look-first" in bad.stderr and "Traceback" not in bad.stderr
@@ -100,7 +100,7 @@ def test_sft_cli_publishes_and_rejects_a_bad_fraction(home):
     grpo = subprocess.run(
         [sys.executable, "-m", "iclaw", "train", "grpo", "--model", "warm", "--out", "g", "--sft-coef", "0.5"]
         + [*flags, "--max-turns", "1", "--db", str(home / "g.db")],
-        env=env, capture_output=True, text=True, timeout=300,
+        env=env, cwd=home, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert grpo.returncode == 0, grpo.stderr
     assert f"ptx: {n} demonstrations (look-first 0.5, retry 0," in " ".join(grpo.stdout.split())
