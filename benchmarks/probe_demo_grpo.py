@@ -2,11 +2,15 @@
 
     iclaw demo --out runs/demo                                  # first: demo-sft and the train tasks
     python benchmarks/probe_demo_grpo.py --tasks-dir runs/demo --steps 60 --every 15
+    python benchmarks/probe_demo_grpo.py --sft muon --tasks-dir runs/probe  # its own warm-up, by Muon
 
 GRPO exactly as the demo runs it (its GRPOConfig, task pool and ptx demonstrations) from the registered
 `demo-sft`, resumed every --every steps; after each stretch the checkpoint is evaluated greedily on dev tasks
 of the demo's families (10 per family, generated with the demo's seed; the dev split never overlaps train or
 held-out). Prints one line per checkpoint with the paired-bootstrap interval against demo-sft; --out keeps them.
+With --sft OPTIMIZER it first trains and registers its own demo-sft as the demo does (same data, body, lr and
+steps) but with that optimizer, generating the demo's train tasks into --tasks-dir if they are not there; give
+each such run its own ICLAW_HOME, since it replaces the registered demo-sft.
 """
 
 from __future__ import annotations
@@ -15,15 +19,20 @@ import argparse
 import json
 from pathlib import Path
 
+import torch
+
 from iclaw.agent.episode import EpisodeConfig
 from iclaw.agent.evaluate import evaluate, paired_bootstrap
 from iclaw.agent.policy import Policy
 from iclaw.files import write_json
 from iclaw.lab.demo import DEMO_FAMILIES, DemoConfig, grpo_pool, hard_families
-from iclaw.tasks import Verifier, generate, load_tasks
+from iclaw.model import registry
+from iclaw.model.gpt import GPT, default_device, preset
+from iclaw.model.vocab import Vocab
+from iclaw.tasks import Verifier, generate, load_tasks, save_tasks
 from iclaw.train.common import safe_sandbox
 from iclaw.train.grpo import GRPOConfig, train_grpo
-from iclaw.train.sft import demonstrations
+from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
 
 def main() -> None:
@@ -35,20 +44,45 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=15, help="evaluate after every this many steps")
     ap.add_argument("--dev-per-family", type=int, default=10)
     ap.add_argument("--out", type=Path, default=Path("runs/probe-demo-grpo.json"))
+    ap.add_argument("--sft", choices=["adamw", "muon"], help="train demo-sft here first, by this optimizer")
     args = ap.parse_args()
     cfg = DemoConfig()
     sandbox = safe_sandbox(False)
     verifier = Verifier(sandbox)
-    train = load_tasks(args.tasks_dir / "train.jsonl")
     fams = list(cfg.families or DEMO_FAMILIES)
+    if not (args.tasks_dir / "train.jsonl").exists() and args.sft:
+        tasks = generate(
+            cfg.train_per_family * len(fams), "train", seed=cfg.seed, families=fams, sandbox=sandbox
+        )
+        save_tasks(tasks, args.tasks_dir / "train.jsonl")
+    train = load_tasks(args.tasks_dir / "train.jsonl")
     dev = generate(
         args.dev_per_family * len(fams), split="dev", seed=cfg.seed, families=fams, sandbox=sandbox
     )
+    save_tasks(dev, args.tasks_dir / "dev.jsonl")  # for compare_policies.py between runs
     hard = hard_families(train)
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
     pool = grpo_pool(train, hard, cfg.seed)
     ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
+    if args.sft:  # the demo's warm-up (lab/demo.py), only the optimizer differs
+        torch.manual_seed(cfg.seed)
+        model = GPT(preset(cfg.preset), Vocab.build(t for t, _ in demos)).to(default_device())
+        sft_cfg = SFTConfig(
+            lr=cfg.sft_lr, batch_size=16, steps=cfg.sft_steps, seed=cfg.seed, optimizer=args.sft
+        )
+        res = train_sft(model, demos, sft_cfg, device=default_device())
+        fmt = {"look_first": cfg.look_first, "retry": cfg.retry}
+        registry.publish(
+            "demo-sft",
+            model,
+            meta={"source": f"probe_demo_grpo:{args.sft}", "step": res["steps"], "demonstrations": fmt},
+        )
+        print(
+            json.dumps(
+                {"sft": args.sft, "steps": res["steps"], "seconds": res["seconds"], "loss": res["loss"]}
+            )
+        )
 
     def dev_eval(name: str):
         return evaluate(Policy.load(name), dev, sandbox=sandbox, verifier=verifier, cfg=ep)
