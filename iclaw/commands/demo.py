@@ -29,7 +29,7 @@ def demo_cmd(
         help="SFT warm-up steps (a seed gives the same warm-up on every run that fits them in --sft-minutes).",
     ),
     grpo_steps: int = typer.Option(
-        26, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
+        30, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
     ),
     sft_minutes: float = typer.Option(
         9.0, "--sft-minutes", help="Cap on SFT time (a slow machine stops here)."
