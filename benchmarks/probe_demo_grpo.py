@@ -17,22 +17,28 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
-
-import torch
 
 from iclaw.agent.episode import EpisodeConfig
 from iclaw.agent.evaluate import evaluate, paired_bootstrap
 from iclaw.agent.policy import Policy
 from iclaw.files import write_json
-from iclaw.lab.demo import DEMO_FAMILIES, DemoConfig, grpo_pool, hard_families
+from iclaw.lab.demo import (
+    DEMO_FAMILIES,
+    DemoConfig,
+    grpo_config,
+    grpo_pool,
+    hard_families,
+    sft_config,
+    warm_up_model,
+)
 from iclaw.model import registry
-from iclaw.model.gpt import GPT, default_device, preset
-from iclaw.model.vocab import Vocab
+from iclaw.model.gpt import default_device
 from iclaw.tasks import Verifier, generate, load_tasks, save_tasks
 from iclaw.train.common import safe_sandbox
-from iclaw.train.grpo import GRPOConfig, train_grpo
-from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+from iclaw.train.grpo import train_grpo
+from iclaw.train.sft import demonstrations, train_sft
 
 
 def main() -> None:
@@ -66,12 +72,9 @@ def main() -> None:
     pool = grpo_pool(train, hard, cfg.seed)
     ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
     if args.sft:  # the demo's warm-up (lab/demo.py), only the optimizer differs
-        torch.manual_seed(cfg.seed)
-        model = GPT(preset(cfg.preset), Vocab.build(t for t, _ in demos)).to(default_device())
-        sft_cfg = SFTConfig(
-            lr=cfg.sft_lr, batch_size=16, steps=cfg.sft_steps, seed=cfg.seed, optimizer=args.sft
-        )
-        res = train_sft(model, demos, sft_cfg, device=default_device())
+        cfg = replace(cfg, sft_optimizer=args.sft)
+        model = warm_up_model(cfg, demos, default_device())
+        res = train_sft(model, demos, sft_config(cfg), device=default_device())
         fmt = {"look_first": cfg.look_first, "retry": cfg.retry}
         registry.publish(
             "demo-sft",
@@ -95,12 +98,7 @@ def main() -> None:
     print(json.dumps(rows[-1]), flush=True)
     seconds = 0.0
     for upto in range(args.every, args.steps + 1, args.every):
-        g = GRPOConfig(
-            model="demo-sft", out="probe-grpo", steps=upto, group_size=cfg.group_size,
-            tasks_per_step=cfg.tasks_per_step, lr=cfg.grpo_lr, beta=cfg.beta, max_turns=cfg.max_turns,
-            temperature=cfg.temperature, save_every=args.every, kl_max=cfg.kl_max,
-            filter_zero_variance=cfg.filter_zero_variance, sft_coef=cfg.sft_coef, seed=cfg.seed,
-        )  # fmt: skip
+        g = grpo_config(cfg, out="probe-grpo", steps=upto, minutes=None, save_every=args.every)
         res = train_grpo(
             g,
             pool,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 import time
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -107,6 +107,52 @@ def grpo_pool(train: list, hard: list[str], seed: int) -> list:
     return hard_tasks + random.Random(seed).sample(rest, min(len(rest), len(hard_tasks) // 2))
 
 
+def warm_up_model(cfg: DemoConfig, demos: list, device: str | torch.device):
+    """The SFT warm-up's model: a `cfg.preset` GPT from scratch whose rows are the ids the demonstrations use."""
+    from iclaw.model.gpt import GPT, preset
+    from iclaw.model.vocab import Vocab
+
+    torch.manual_seed(cfg.seed)
+    return GPT(preset(cfg.preset), Vocab.build(t for t, _ in demos)).to(device)
+
+
+def sft_config(cfg: DemoConfig):
+    """How the warm-up trains (train/sft.py)."""
+    from iclaw.train.sft import SFTConfig
+
+    return SFTConfig(
+        lr=cfg.sft_lr,
+        batch_size=16,
+        steps=cfg.sft_steps,
+        minutes=cfg.sft_minutes,
+        optimizer=cfg.sft_optimizer,
+        seed=cfg.seed,
+    )
+
+
+def grpo_config(cfg: DemoConfig, **where):
+    """How GRPO trains (train/grpo.py), from the registered `demo-sft`; `where` overrides (out, save_every, ...)."""
+    from iclaw.train.grpo import GRPOConfig
+
+    g = GRPOConfig(
+        model="demo-sft",
+        steps=cfg.grpo_steps,
+        minutes=cfg.grpo_minutes,
+        group_size=cfg.group_size,
+        tasks_per_step=cfg.tasks_per_step,
+        lr=cfg.grpo_lr,
+        beta=cfg.beta,
+        max_turns=cfg.max_turns,
+        temperature=cfg.temperature,
+        kl_max=cfg.kl_max,
+        filter_zero_variance=cfg.filter_zero_variance,
+        curriculum=cfg.curriculum,
+        sft_coef=cfg.sft_coef,
+        seed=cfg.seed,
+    )
+    return replace(g, **where)
+
+
 def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = False) -> dict:
     """The demo, start to end. Returns the summary (also written to `out_dir`/summary.json); its `stopped` is
     INTERRUPTED after a first Ctrl-C (see the module docstring)."""
@@ -129,13 +175,12 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     from iclaw.agent.evaluate import evaluate, paired_bootstrap
     from iclaw.agent.policy import Policy
     from iclaw.model import registry
-    from iclaw.model.gpt import GPT, default_device, preset
-    from iclaw.model.vocab import Vocab
+    from iclaw.model.gpt import default_device
     from iclaw.store import Store
     from iclaw.tasks import Verifier, generate, save_tasks
     from iclaw.tasks.generate import resolve_families
     from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
-    from iclaw.train.grpo import GRPOConfig, train_grpo
+    from iclaw.train.grpo import train_grpo
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
     t_start = time.time()
@@ -245,16 +290,8 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     # 2. SFT on the single-turn demonstrations that exist ---------------------------------------------------
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
-    torch.manual_seed(cfg.seed)
-    model = GPT(preset(cfg.preset), Vocab.build(t for t, _ in demos)).to(dev)  # rows: the ids demos use
-    sft_cfg = SFTConfig(
-        lr=cfg.sft_lr,
-        batch_size=16,
-        steps=cfg.sft_steps,
-        minutes=cfg.sft_minutes,
-        optimizer=cfg.sft_optimizer,
-        seed=cfg.seed,
-    )
+    model = warm_up_model(cfg, demos, dev)
+    sft_cfg = sft_config(cfg)
     run_id = new_run_id("demo-sft")
     log = MetricsLog(run_id, store, out.parent)
     console.print(
@@ -294,24 +331,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
         return finish(sft=sft_res)
 
     # 3. GRPO with the KL term ----------------------------------------------------------------------------
-    g = GRPOConfig(
-        model="demo-sft",
-        out="demo",
-        steps=cfg.grpo_steps,
-        minutes=cfg.grpo_minutes,
-        group_size=cfg.group_size,
-        tasks_per_step=cfg.tasks_per_step,
-        lr=cfg.grpo_lr,
-        beta=cfg.beta,
-        max_turns=cfg.max_turns,
-        temperature=cfg.temperature,
-        save_every=5,
-        kl_max=cfg.kl_max,
-        filter_zero_variance=cfg.filter_zero_variance,
-        curriculum=cfg.curriculum,
-        sft_coef=cfg.sft_coef,
-        seed=cfg.seed,
-    )
+    g = grpo_config(cfg, out="demo", save_every=5)
     pool = grpo_pool(train, hard, cfg.seed)
     grpo = train_grpo(
         g,
