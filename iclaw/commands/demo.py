@@ -29,12 +29,12 @@ def demo_cmd(
         help="SFT warm-up steps (a seed gives the same warm-up on every run that fits them in --sft-minutes).",
     ),
     grpo_steps: int = typer.Option(
-        30, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
+        90, "--grpo-steps", help="GRPO steps; the SFT control gets the same time."
     ),
     sft_minutes: float = typer.Option(
         9.0, "--sft-minutes", help="Cap on SFT time (a slow machine stops here)."
     ),
-    grpo_minutes: float = typer.Option(3.75, "--grpo-minutes", help="Cap on GRPO time."),
+    grpo_minutes: float = typer.Option(6.0, "--grpo-minutes", help="Cap on GRPO time."),
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
     train_per_family: int = typer.Option(100, "--train-per-family"),
     heldout_per_family: int = typer.Option(30, "--heldout-per-family"),

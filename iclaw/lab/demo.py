@@ -50,10 +50,11 @@ class DemoConfig:
     # What the trimmed vocabulary freed goes to the warm-up: at 1,300 steps the equal-time control still
     # gained 5.2 points on it, while GRPO's dev gain grew only slowly past 26 steps (docs/LOG.md, 2026-12-02)
     sft_steps: int = 2000
-    # 30, not 26: from a Muon warm-up, dev's multi-turn / outcome-only families gained +4 by step 15, +16 by 30
-    grpo_steps: int = 30
+    # 90, not 30: from the Muon warm-up, dev's multi-turn / outcome-only families gained +16 by step 30, +26 by
+    # 90, +28 by 120 (overall +1.1, +3.7, +3.7); 90 spends what the 20 minutes had left (docs/LOG.md, 2026-12-04)
+    grpo_steps: int = 90
     sft_minutes: float = 9.0
-    grpo_minutes: float = 3.75
+    grpo_minutes: float = 6.0
     control: bool = True  # equal-time SFT control
     max_turns: int = 3  # look, fix, and one more try: `ls` first no longer costs the only retry
     group_size: int = 8
