@@ -3,6 +3,7 @@
     iclaw demo --out runs/demo                                  # first: demo-sft and the train tasks
     python benchmarks/probe_demo_grpo.py --tasks-dir runs/demo --steps 60 --every 15
     python benchmarks/probe_demo_grpo.py --sft muon --tasks-dir runs/probe  # its own warm-up, by Muon
+    python benchmarks/probe_demo_grpo.py --set sft_coef=2 --set grpo_single_share=1  # other GRPO settings
 
 GRPO exactly as the demo runs it (its GRPOConfig, task pool and ptx demonstrations) from the registered
 `demo-sft`, resumed every --every steps; after each stretch the checkpoint is evaluated greedily on dev tasks
@@ -51,8 +52,21 @@ def main() -> None:
     ap.add_argument("--dev-per-family", type=int, default=10)
     ap.add_argument("--out", type=Path, default=Path("runs/probe-demo-grpo.json"))
     ap.add_argument("--sft", choices=["adamw", "muon"], help="train demo-sft here first, by this optimizer")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="change one DemoConfig field for this probe (repeatable), e.g. sft_coef=2",
+    )
     args = ap.parse_args()
     cfg = DemoConfig()
+    for item in args.set:
+        field, _, value = item.partition("=")
+        if not hasattr(cfg, field):
+            ap.error(f"--set {item}: DemoConfig has no field {field!r}")
+        kind = type(getattr(cfg, field))
+        cfg = replace(cfg, **{field: value.lower() in ("1", "true") if kind is bool else kind(value)})
     sandbox = safe_sandbox(False)
     verifier = Verifier(sandbox)
     fams = list(cfg.families or DEMO_FAMILIES)
@@ -69,7 +83,7 @@ def main() -> None:
     hard = hard_families(train)
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
-    pool = grpo_pool(train, hard, cfg.seed)
+    pool = grpo_pool(train, hard, cfg.seed, cfg.grpo_single_share)
     ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
     if args.sft:  # the demo's warm-up (lab/demo.py), only the optimizer differs
         cfg = replace(cfg, sft_optimizer=args.sft)

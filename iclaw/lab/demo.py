@@ -76,6 +76,9 @@ class DemoConfig:
     # it GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
     # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6)
     sft_coef: float = 1.0
+    grpo_single_share: float = (
+        0.5  # GRPO's pool: single-turn tasks per multi-turn / outcome-only one (grpo_pool)
+    )
     sft_lr: float = 2e-3
     # Muon, not AdamW: on dev (190 tasks, seed 0) demo-sft 39.5 vs 32.1 %, +7.4 [+2.6, +12.6] paired, and GRPO
     # from it gained +16 on the hard families where from AdamW's it gained 0 (docs/LOG.md, 2026-12-04)
@@ -97,15 +100,17 @@ def hard_families(tasks: list) -> list[str]:
     return sorted({t.family for t in tasks if t.multi_turn or t.reference is None})
 
 
-def grpo_pool(train: list, hard: list[str], seed: int) -> list:
+def grpo_pool(train: list, hard: list[str], seed: int, single_share: float = 0.5) -> list:
     """GRPO trains where the demonstrations stop: every multi-turn / outcome-only task (only reward says what
     works there) and half as many single-turn tasks, drawn across their families. Measured (one run each): a
     hard-only pool teaches "ls first" everywhere, and the fixes written after a listing are worse on
     single-turn families (33.3 -> 30.7 % overall in a probe; +8.3 on the hard families in a full demo); half as
-    many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0."""
+    many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0.
+    `single_share`: single-turn tasks per multi-turn / outcome-only one."""
     hard_tasks = [t for t in train if t.family in hard]
     rest = [t for t in train if t.family not in hard]
-    return hard_tasks + random.Random(seed).sample(rest, min(len(rest), len(hard_tasks) // 2))
+    n_single = min(len(rest), int(len(hard_tasks) * single_share))
+    return hard_tasks + random.Random(seed).sample(rest, n_single)
 
 
 def warm_up_model(cfg: DemoConfig, demos: list, device: str | torch.device):
@@ -333,7 +338,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
 
     # 3. GRPO with the KL term ----------------------------------------------------------------------------
     g = grpo_config(cfg, out="demo", save_every=5)
-    pool = grpo_pool(train, hard, cfg.seed)
+    pool = grpo_pool(train, hard, cfg.seed, cfg.grpo_single_share)
     grpo = train_grpo(
         g,
         pool,
