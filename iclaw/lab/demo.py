@@ -46,7 +46,7 @@ class DemoConfig:
     heldout_per_family: int = 30  # 570 tasks: enough for a paired interval of a few points
     # budgets in steps, so that a seed gives the same demo-sft on every run and machine (a wall-clock budget
     # made one seed's warm-up 1,010 steps in one run and 966 in the next: 32.9 vs 30.1 held-out); the minutes
-    # only cap them on a machine too slow to finish (~5.2 and ~3 min on 2 CPU cores; the whole demo ~20).
+    # only cap them on a machine too slow to finish (~4 min each on 2 CPU cores with bf16; the whole demo ~15).
     # What the trimmed vocabulary freed goes to the warm-up: at 1,300 steps the equal-time control still
     # gained 5.2 points on it, while GRPO's dev gain grew only slowly past 26 steps (docs/LOG.md, 2026-12-02)
     sft_steps: int = 2000
