@@ -27,11 +27,17 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from iclaw.files import write_json
 from iclaw.train.common import INTERRUPTED, TIME_UP, console, report_table, stop_on_ctrl_c, stop_requested
+
+if TYPE_CHECKING:
+    from iclaw.model.gpt import GPT
+    from iclaw.train.grpo import GRPOConfig
+    from iclaw.train.sft import SFTConfig
 
 DEMO_FAMILIES = (
     "cmd-typo", "flag-typo", "quote", "pipe", "file-typo", "listed-file", "wrong-file", "wrong-ext", "mkdir-exists",
@@ -76,9 +82,9 @@ class DemoConfig:
     # it GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
     # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6)
     sft_coef: float = 1.0
-    grpo_single_share: float = (
-        0.5  # GRPO's pool: single-turn tasks per multi-turn / outcome-only one (grpo_pool)
-    )
+    # GRPO's pool: single-turn tasks per multi-turn / outcome-only one (grpo_pool); on dev 1.0 and a PPO-ptx
+    # coefficient of 2 both did worse at 90 steps (docs/LOG.md, 2026-12-04)
+    grpo_single_share: float = 0.5
     sft_lr: float = 2e-3
     # Muon, not AdamW: on dev (190 tasks, seed 0) demo-sft 39.5 vs 32.1 %, +7.4 [+2.6, +12.6] paired, and GRPO
     # from it gained +16 on the hard families where from AdamW's it gained 0 (docs/LOG.md, 2026-12-04)
@@ -100,20 +106,19 @@ def hard_families(tasks: list) -> list[str]:
     return sorted({t.family for t in tasks if t.multi_turn or t.reference is None})
 
 
-def grpo_pool(train: list, hard: list[str], seed: int, single_share: float = 0.5) -> list:
+def grpo_pool(train: list, hard: list[str], seed: int, single_share: float) -> list:
     """GRPO trains where the demonstrations stop: every multi-turn / outcome-only task (only reward says what
-    works there) and half as many single-turn tasks, drawn across their families. Measured (one run each): a
-    hard-only pool teaches "ls first" everywhere, and the fixes written after a listing are worse on
+    works there) and `single_share` times as many single-turn tasks, drawn across their families. Measured (one
+    run each): a hard-only pool teaches "ls first" everywhere, and the fixes written after a listing are worse on
     single-turn families (33.3 -> 30.7 % overall in a probe; +8.3 on the hard families in a full demo); half as
-    many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0.
-    `single_share`: single-turn tasks per multi-turn / outcome-only one."""
+    many single-turn tasks gave +13.3 there (two seeds); as many (in a run with other lr and look-first) +5.0."""
     hard_tasks = [t for t in train if t.family in hard]
     rest = [t for t in train if t.family not in hard]
     n_single = min(len(rest), int(len(hard_tasks) * single_share))
     return hard_tasks + random.Random(seed).sample(rest, n_single)
 
 
-def warm_up_model(cfg: DemoConfig, demos: list, device: str | torch.device):
+def warm_up_model(cfg: DemoConfig, demos: list, device: str | torch.device) -> GPT:
     """The SFT warm-up's model: a `cfg.preset` GPT from scratch whose rows are the ids the demonstrations use."""
     from iclaw.model.gpt import GPT, preset
     from iclaw.model.vocab import Vocab
@@ -122,7 +127,7 @@ def warm_up_model(cfg: DemoConfig, demos: list, device: str | torch.device):
     return GPT(preset(cfg.preset), Vocab.build(t for t, _ in demos)).to(device)
 
 
-def sft_config(cfg: DemoConfig):
+def sft_config(cfg: DemoConfig) -> SFTConfig:
     """How the warm-up trains (train/sft.py)."""
     from iclaw.train.sft import SFTConfig
 
@@ -136,7 +141,7 @@ def sft_config(cfg: DemoConfig):
     )
 
 
-def grpo_config(cfg: DemoConfig, **where):
+def grpo_config(cfg: DemoConfig, **where) -> GRPOConfig:
     """How GRPO trains (train/grpo.py), from the registered `demo-sft`; `where` overrides (out, save_every, ...)."""
     from iclaw.train.grpo import GRPOConfig
 
