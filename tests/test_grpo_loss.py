@@ -1,18 +1,11 @@
 """The GRPO loss against the formula, written out again here one token at a time with plain floats."""
 
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
-from iclaw.train.grpo import (
-    episode_rewards,
-    filter_zero_variance,
-    group_advantages,
-    grpo_loss,
-    kl_penalty,
-)
+from iclaw.train.grpo import filter_zero_variance, group_advantages, grpo_loss, kl_penalty
 
 
 def formula(new, old, ref, adv, mask, eps, beta, eps_high=None, est="k3", agg="token-mean", max_len=None):
@@ -176,19 +169,6 @@ def test_group_advantages_by_hand():
     # a zero-variance group: exactly zero advantage, not nan
     assert (group_advantages(torch.full((6,), 0.7), 3) == 0).all()
     assert group_advantages(torch.tensor([1, 0, 1, 1]), 2).dtype.is_floating_point  # int rewards are fine
-
-
-def test_turn_cost_prices_each_extra_turn_of_a_pass_only():
-    from iclaw.agent.episode import Episode
-
-    eps = []
-    for reward, turns in ((1.0, 1), (1.0, 2), (1.0, 3), (0.0, 1), (0.0, 3)):
-        eps.append(Episode("req", "bash", Path("."), reward=reward, n_turns=turns))
-    assert episode_rewards(eps).tolist() == [1, 1, 1, 0, 0]  # off by default: the verifier's 0/1
-    assert episode_rewards(eps, 0.1).tolist() == pytest.approx([1.0, 0.9, 0.8, 0.0, 0.0])
-    # within a group the one-turn pass now leads the look-first pass, and both lead a failure
-    adv = group_advantages(episode_rewards(eps[:4], 0.1), 4)
-    assert adv[0] > adv[1] > adv[2] > adv[3]
 
 
 def test_group_advantages_rejects_bad_groups():

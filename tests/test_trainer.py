@@ -436,5 +436,3 @@ def test_max_flagged_stops_like_kl_max_keeping_the_last_good_checkpoint():
     assert guard_stop(m, GRPOConfig(), 3, "ckpt-2", flagged=1.0) is None  # off unless asked for
     with pytest.raises(IclawError, match="--max-flagged"):
         check_config(GRPOConfig(max_flagged=1.5))
-    with pytest.raises(IclawError, match="turn_cost"):  # a pass on the last turn would be worth nothing
-        check_config(GRPOConfig(turn_cost=0.5, max_turns=3))

@@ -85,7 +85,6 @@ class DemoConfig:
     # GRPO's pool: single-turn tasks per multi-turn / outcome-only one (grpo_pool); on dev 1.0 and a PPO-ptx
     # coefficient of 2 both did worse at 90 steps (docs/LOG.md, 2026-12-04)
     grpo_single_share: float = 0.5
-    grpo_turn_cost: float = 0.0  # GRPOConfig.turn_cost
     sft_lr: float = 2e-3
     # Muon, not AdamW: on dev (190 tasks, seed 0) demo-sft 39.5 vs 32.1 %, +7.4 [+2.6, +12.6] paired, and GRPO
     # from it gained +16 on the hard families where from AdamW's it gained 0 (docs/LOG.md, 2026-12-04)
@@ -160,7 +159,6 @@ def grpo_config(cfg: DemoConfig, **where) -> GRPOConfig:
         filter_zero_variance=cfg.filter_zero_variance,
         curriculum=cfg.curriculum,
         sft_coef=cfg.sft_coef,
-        turn_cost=cfg.grpo_turn_cost,
         seed=cfg.seed,
     )
     return replace(g, **where)

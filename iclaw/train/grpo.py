@@ -1,7 +1,6 @@
 """GRPO in one file, top to bottom: config, advantages, the loss, one update, the loop. Read it against the
 formula (DeepSeekMath, with DAPO / Dr. GRPO options):
 
-    r_i    = pass_i * (1 - turn_cost * (turns_i - 1))                           a pass in fewer turns is worth more
     A_i    = (r_i - mean(r_group)) / (std(r_group) + 1e-4)                      group-relative advantage
     ratio  = exp(logp_new - logp_old)                                           per token
     pg     = -min(ratio * A, clip(ratio, 1 - eps, 1 + eps_high) * A)
@@ -85,8 +84,6 @@ class GRPOConfig:
     # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do
     sft_coef: float = 0.0
     sft_batch: int = 16
-    # a pass after k turns earns 1 - turn_cost * (k - 1): looking first is paid for only where it is needed
-    turn_cost: float = 0.0
 
 
 # ------------------------------------------------------------------------------------------ advantages
@@ -101,11 +98,6 @@ def _groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
             f"batch of {rewards.numel()} rewards is not a whole number of groups of {group_size}"
         )
     return rewards.view(-1, group_size)
-
-
-def episode_rewards(eps: list, turn_cost: float = 0.0) -> torch.Tensor:
-    """r_i: the verifier's 1 (pass) or 0, a pass after k turns earning 1 - turn_cost * (k - 1)."""
-    return torch.tensor([e.reward * (1 - turn_cost * (e.n_turns - 1)) for e in eps], dtype=torch.float32)
 
 
 def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group") -> torch.Tensor:
@@ -284,8 +276,6 @@ def check_config(cfg: GRPOConfig) -> None:
         )
     if cfg.max_flagged is not None and not 0 <= cfg.max_flagged <= 1:
         raise IclawError("--max-flagged: must be a fraction of the step's episodes, between 0 and 1")
-    if not 0 <= cfg.turn_cost * (cfg.max_turns - 1) < 1:
-        raise IclawError("turn_cost: a pass on the last turn must still be worth more than a failure")
 
 
 def train_grpo(
@@ -366,8 +356,8 @@ def train_grpo(
             t_rollout = time.time() - t0
             run.record_episodes(eps, step, source="rollout", checkpoint=policy.ckpt_id)
 
-            # score: group-relative advantages of the verifier's rewards, less turn_cost per extra turn
-            rewards = episode_rewards(eps, cfg.turn_cost)
+            # score: group-relative advantages of the verifier's rewards
+            rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
             adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
             if curriculum is not None:
                 families = [e.task.family for e in eps[:: cfg.group_size]]  # one per group
