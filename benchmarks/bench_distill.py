@@ -117,6 +117,7 @@ def one_seed(seed: int, args, teacher: GPT, train: list, pool: list, heldout: li
             student=names["sft"],
             out=names["distill"],
             steps=args.steps,
+            kl=args.kl,
             max_new_tokens=MAX_NEW_TOKENS,
             **common,
         ),
@@ -222,6 +223,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=40, help="distillation steps; GRPO gets their tokens")
     ap.add_argument("--every", type=int, default=10, help="a checkpoint (and a point on the curve) every N")
     ap.add_argument("--lr", type=float, default=2e-4, help="the same for distillation and GRPO")
+    ap.add_argument(
+        "--kl",
+        choices=("sampled", "full"),
+        default="sampled",
+        help="distillation's KL: on the sampled token, or over the whole shared vocabulary at each position",
+    )
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--out", default="runs/bench-distill.json")
     args = ap.parse_args()
