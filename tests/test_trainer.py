@@ -145,7 +145,8 @@ def test_micro_batches_cut_to_their_own_rows_give_the_full_batch_gradient():
 
     for agg in ("token-mean", "seq-mean", "dr-grpo"):
         for a, c in zip(grads(8, agg), grads(2, agg)):
-            assert torch.allclose(a, c, atol=1e-6), agg
+            # equal up to fp32 summation order (relative 4e-7 on an AMX CPU); a wrong normaliser is off by 10 %+
+            assert (a - c).norm() <= 1e-5 * a.norm() + 1e-8, agg
 
 
 def test_the_update_scores_tokens_at_the_temperature_they_were_sampled_at():
