@@ -23,14 +23,6 @@ from iclaw.model.tokenizer import ASSISTANT, BASH, DONE, END, OBS, PYTHON, USER,
 STOP_TOKENS = (END, DONE)  # a policy turn ends at either
 TOOL_TOKENS = {BASH: "bash", PYTHON: "python"}
 TOOL_MARKER = {"bash": BASH, "python": PYTHON}
-# commands that only look around
-LOOK_AROUND = {"ls", "pwd", "find", "tree", "file", "stat", "whoami", "echo", "which"}
-
-
-def looks_around(tool: str, code: str) -> bool:
-    """A shell command that only looks around (ls, pwd, ...): task mining never takes one as a fix."""
-    words = code.split()
-    return tool == "bash" and (not words or words[0] in LOOK_AROUND)
 
 
 def cap_text(text: str, limit: int, keep: str = "tail") -> str:

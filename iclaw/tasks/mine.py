@@ -24,7 +24,6 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iclaw.agent.protocol import looks_around
 from iclaw.errors import IclawError
 from iclaw.tasks.generate import error_text
 from iclaw.tasks.task import Task, check_rel_path, load_tasks
@@ -33,6 +32,7 @@ from iclaw.tasks.verifier import Verifier
 if TYPE_CHECKING:
     from iclaw.tools.sandbox import Sandbox
 
+LOOK_AROUND = {"ls", "pwd", "find", "tree", "file", "stat", "whoami", "echo", "which"}
 SNAPSHOT_MAX_FILES = 32
 SNAPSHOT_MAX_BYTES = 64 * 1024
 NOT_FIXTURE = (".db", ".db-wal", ".db-shm", ".db-journal")  # the trajectory store itself, if it lives there
@@ -44,7 +44,8 @@ def _failed(call: dict) -> bool:
 
 
 def _looks_around(call: dict) -> bool:
-    return looks_around(call["tool"], call["input"])
+    words = call["input"].split()
+    return call["tool"] == "bash" and (not words or words[0] in LOOK_AROUND)
 
 
 def _snapshot(cwd: str | None) -> dict[str, str] | None:
