@@ -42,10 +42,11 @@ class RecipeConfig:
     heldout_per_family: int = 15
     preset: str = "small"  # 6 x 192: tiny (4 x 128) plateaued at SFT loss 0.22, 19 % on dev (docs/LOG.md)
     pos: str = "rope"  # copying a name from the prompt is a relative-position skill (docs/LOG.md)
-    sft_steps: int = 8500  # about 51 min here (0.36 s a step): the 400 tasks a family take the rest of the 90
+    sft_steps: int = 8000  # about 53 min at 0.4 s a step: the 400 tasks a family take the rest of the 90
     sft_minutes: float = 60.0  # only a machine too slow to finish the steps meets this cap
     sft_lr: float = 2e-3
     sft_optimizer: str = "muon"  # at 1,200 steps, dev 4.5 % (AdamW) -> 15.5 % (docs/LOG.md, 2026-12-03)
+    sft_spell: float = 0.05  # unknown words as bytes: outside set 9 -> 15-18 shell (docs/LOG.md, 2026-12-04)
     batch_size: int = 16
     look_first: float = 0.15  # single-turn demonstrations also shown as "ls, then the fix"
     retry: float = 0.25  # ... and as "a failed attempt, then the fix"
@@ -153,6 +154,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
                 minutes=cfg.sft_minutes,
                 seed=cfg.seed,
                 optimizer=cfg.sft_optimizer,
+                spell=cfg.sft_spell,
             )
             run_id = new_run_id("recipe-sft")
             log = MetricsLog(run_id, None, out)
@@ -314,7 +316,7 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
         f"- size: {info['param_count']:,} parameters, {info['n_layer']} layers x {info['n_embd']} wide, "
         f"{info['vocab_size']} vocabulary rows, block {info['block_size']}",
         f"- data: {s['train_tasks']} generated train tasks ({c['train_per_family']} per family), {s['demonstrations']} "
-        f"demonstrations; SFT ({c.get('sft_optimizer', 'adamw')}) {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
+        f"demonstrations; SFT ({c.get('sft_optimizer', 'adamw')}, spelling {c.get('sft_spell', 0.0)}) {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
         f"(beta {c['beta']}, group {c['group_size']} x {c['tasks_per_step']} tasks, ptx {c['sft_coef']})",
         f"- sha256 of model.safetensors: `{sha}`",
         "",

@@ -37,6 +37,7 @@ from iclaw.agent.episode import task_request, unroot
 from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.errors import IclawError
 from iclaw.model.gpt import autocast, bf16_supported
+from iclaw.model.tokenizer import OBS
 from iclaw.model.vocab import spell_out
 from iclaw.train.common import INTERRUPTED, TIME_UP, console, stop_requested
 from iclaw.train.optim import configure_optimizers, make_optimizer, warmup_cosine
@@ -61,6 +62,8 @@ class SFTConfig:
     # A trimmed vocabulary spells a word its corpus never had as bytes, and nothing in the corpus is spelled
     # that way, so without practice the model meets those rows untrained: each time a demonstration is drawn,
     # each distinct word token in it is spelled out (everywhere in it, prompt and fix alike) with this chance.
+    # Only demonstrations with one action: spelling the listing a look-first fix copies a name from cost those
+    # families most of their passes in three recipe runs (docs/LOG.md, 2026-12-04).
     spell: float = 0.0
     # Batches of similar length: each window of length_window x batch_size shuffled examples is sorted by length
     # and cut into batches, and the batches are shuffled. Demonstrations run from 43 to 384 tokens (median
@@ -205,7 +208,10 @@ def train_sft(
             )
         batch = [examples[i] for i in order.pop()]
         if cfg.spell > 0 and words:
-            batch = [spelled(t, m, words, cfg.spell, spell_rng, block) for t, m in batch]
+            batch = [
+                spelled(t, m, words, cfg.spell, spell_rng, block) if one_action(t) else (t, m)
+                for t, m in batch
+            ]
         b = collate([t for t, _ in batch], [m for _, m in batch]).to(device)
         lr = _lr(step, cfg, time.time() - t0)
         for g in opt.param_groups:
@@ -238,6 +244,11 @@ def spelled(
     drop = [w for w in sorted(set(ids) & words) if rng.random() < p]
     ids, mask = spell_out(ids, drop, mask)
     return ids[:block], mask[:block]
+
+
+def one_action(ids: list[int]) -> bool:
+    """True when the demonstration makes one tool call: no tool output between two actions."""
+    return ids.count(OBS) <= 1
 
 
 def length_grouped_batches(
