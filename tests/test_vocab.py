@@ -151,3 +151,19 @@ def test_spelled_practice_keeps_the_text_and_stretches_the_mask():
     )  # the fix, spelled, is still the target
     assert spelled(ids, mask, words, 0.0, random.Random(0), block=512) == (ids, mask)
     assert len(spelled(ids, mask, words, 1.0, random.Random(0), block=8)[0]) == 8  # cut to the block
+
+
+def test_spelling_practice_skips_demonstrations_that_look_first():
+    """Only a demonstration with one tool call is spelled: a look-first fix copies its name from the listing."""
+    from iclaw.agent.protocol import action_tokens, observation_tokens, request_tokens
+    from iclaw.train.sft import one_action
+
+    req = request_tokens("$ cat ntoes.txt\ncat: ntoes.txt: No such file or directory\n[exit 1]")
+    fix = (
+        action_tokens("bash", "cat notes.txt")
+        + observation_tokens("milk\n[exit 0]")
+        + action_tokens("done", None)
+    )
+    look = action_tokens("bash", "ls") + observation_tokens("notes.txt\n[exit 0]")
+    assert one_action(req + fix)
+    assert not one_action(req + look + fix)
