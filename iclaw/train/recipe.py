@@ -46,7 +46,7 @@ class RecipeConfig:
     sft_minutes: float = 60.0  # only a machine too slow to finish the steps meets this cap
     sft_lr: float = 2e-3
     sft_optimizer: str = "muon"  # at 1,200 steps, dev 4.5 % (AdamW) -> 15.5 % (docs/LOG.md, 2026-12-03)
-    sft_spell: float = 0.05  # unknown words as bytes: outside set 9 -> 13 shell cases (docs/LOG.md, 2026-12-04)
+    sft_spell: float = 0.05  # unknown words as bytes: outside set 9 -> 13 shell (docs/LOG.md, 2026-12-04)
     batch_size: int = 16
     look_first: float = 0.15  # single-turn demonstrations also shown as "ls, then the fix"
     retry: float = 0.25  # ... and as "a failed attempt, then the fix"
