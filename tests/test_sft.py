@@ -156,3 +156,34 @@ def test_length_grouped_batches_cover_every_example_once_and_cut_padding():
     # the batches come in random order, not shortest first
     firsts = [max(lengths[i] for i in b) for b in grouped]
     assert firsts != sorted(firsts)
+
+
+def test_padding_to_a_few_shapes_changes_no_loss_and_no_gradient():
+    """SFT batches padded to a multiple of PAD tokens (at most the block) and the head's rows padded likewise:
+    the same loss and gradient as the batch at its own length, the masked head as the full one."""
+    from iclaw.train.rollout import PAD, collate, logprobs_and_entropy
+    from iclaw.train.sft import sft_loss
+
+    torch.manual_seed(0)
+    m = GPT(preset("tiny", **SMALL))
+    block = m.config.block_size
+    g = torch.Generator().manual_seed(3)
+    lens = [11, 37, 20]
+    seqs = [torch.randint(100, 1000, (n,), generator=g).tolist() for n in lens]
+    masks = [[0] * 6 + [1] * (n - 6) for n in lens]
+    plain, padded = collate(seqs, masks), collate(seqs, masks, limit=block)
+    assert plain.idx.shape[1] == 37 and padded.idx.shape[1] == min(block, -(-37 // PAD) * PAD) > 37
+    assert collate([list(range(block))], [[1] * block], limit=block).idx.shape[1] == block
+    grads = []
+    for b in (plain, padded):
+        m.zero_grad()
+        loss = sft_loss(m, b.idx, b.mask)
+        loss.backward()
+        grads.append((loss.item(), [p.grad.clone() for p in m.parameters()]))
+    assert grads[0][0] == pytest.approx(grads[1][0], abs=1e-6)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(grads[0][1], grads[1][1]))
+    with torch.no_grad():
+        masked, _ = logprobs_and_entropy(m, plain.idx, plain.mask)
+        full, _ = logprobs_and_entropy(m, plain.idx)
+    sel = plain.mask.bool()
+    assert sel.sum() % PAD != 0 and torch.allclose(masked[sel], full[sel], atol=1e-5)

@@ -15,6 +15,10 @@ import torch.nn.functional as F
 from iclaw.agent.episode import Episode, EpisodeConfig, play
 from iclaw.agent.policy import Policy
 
+# oneDNN on CPU caches 1,024 kernels; a shape per sequence length (43 to 512) overflows it and SFT steps slow by a
+# sixth within a few hundred steps. Lengths and head rows rounded up to a multiple of this keep the shapes few.
+PAD = 32
+
 
 @dataclass
 class Batch:
@@ -40,8 +44,17 @@ class Batch:
         return Batch(self.idx[:, :T], self.mask[:, : T - 1], self.sampler_logp[:, : T - 1])
 
 
-def collate(seqs: list[list[int]], masks: list[list[int]], logps: list[list[float]] | None = None) -> Batch:
+def collate(
+    seqs: list[list[int]],
+    masks: list[list[int]],
+    logps: list[list[float]] | None = None,
+    limit: int | None = None,
+) -> Batch:
+    """Right-padded (B, T) tensors. With `limit` (the block size), T is rounded up to a multiple of PAD, at most
+    `limit`: a few shapes instead of one per length keep oneDNN's kernel cache warm (docs/LOG.md, 2026-12-05)."""
     T = max(len(s) for s in seqs)
+    if limit is not None:
+        T = max(T, min(limit, -(-T // PAD) * PAD))
     B = len(seqs)
     idx = torch.zeros((B, T), dtype=torch.long)
     mask = torch.zeros((B, T), dtype=torch.float32)
@@ -83,7 +96,8 @@ def logprobs_and_entropy(
         ent = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
         return logp, ent
     sel = mask.bool()
-    logp_all = F.log_softmax(head(h[sel]).float(), dim=-1)  # (N, V) for the N selected positions
+    hs = h[sel]  # (N, C) for the N selected positions; the head sees N rounded up to a multiple of PAD rows
+    logp_all = F.log_softmax(head(F.pad(hs, (0, 0, 0, -len(hs) % PAD)))[: len(hs)].float(), dim=-1)
     logp = torch.zeros(targets.shape, dtype=torch.float32, device=idx.device)
     logp = logp.masked_scatter(sel, logp_all.gather(-1, targets[sel][:, None]).squeeze(-1))
     ent = None

@@ -212,7 +212,7 @@ def train_sft(
                 spelled(t, m, words, cfg.spell, spell_rng, block) if one_action(t) else (t, m)
                 for t, m in batch
             ]
-        b = collate([t for t, _ in batch], [m for _, m in batch]).to(device)
+        b = collate([t for t, _ in batch], [m for _, m in batch], limit=block).to(device)
         lr = _lr(step, cfg, time.time() - t0)
         for g in opt.param_groups:
             g["lr"] = lr
