@@ -23,9 +23,11 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
         out_dir=str(tmp_path / "run"),
         outside=str(tmp_path / "none.jsonl"),
         families=("cmd-typo", "wrong-file", "mkdir-outcome"),
+        more_tasks=(("cmd-typo", 2), ("win-habit", 5)),  # a family the run does not have is left out
     )
     s = run_recipe(cfg, install=True)
     assert set(s["heldout"]) == {"toy-sft", "toy"} and s["heldout"]["toy"]["tasks"] == 6
+    assert s["train_tasks"] == 3 * 3 + 2
     shipped = tmp_path / "assets" / "toy"
     card = (shipped / "MODEL_CARD.md").read_text()
     sha = (shipped / registry.SHA_FILE).read_text().split()[0]

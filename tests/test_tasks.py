@@ -251,6 +251,10 @@ def test_same_seed_same_bytes(sandbox, tmp_path):
     # a family's tasks do not depend on which other families were asked for
     alone = generate(2, "train", seed=5, families=["py-name"], sandbox=sandbox)
     assert [t.to_json() for t in alone] == [t.to_json() for t in load_tasks(a) if t.family == "py-name"]
+    # more of one family: its stream goes on, and the balanced share is its first tasks
+    extra = generate(8, "train", seed=5, families=fams, sandbox=sandbox, more={"py-name": 2})
+    names = [t.id for t in extra if t.family == "py-name"]
+    assert len(extra) == 10 and len(names) == 4 and names[:2] == [t.id for t in alone]
 
 
 def test_generate_rejects_bad_arguments(sandbox):
@@ -258,6 +262,8 @@ def test_generate_rejects_bad_arguments(sandbox):
         generate(2, families=["nope"], sandbox=sandbox)
     with pytest.raises(IclawError, match="--split"):
         generate(2, split="test", sandbox=sandbox)
+    with pytest.raises(IclawError, match="more tasks asked of py-name, not among"):
+        generate(2, families=["cmd-typo"], sandbox=sandbox, more={"py-name": 1})
 
 
 # ----------------------------------------------------------------------------------------------------- CLI

@@ -277,10 +277,12 @@ def generate(
     families: list[str] | None = None,
     sandbox: Sandbox | None = None,
     progress: Callable[[int], None] | None = None,
+    more: dict[str, int] | None = None,
 ) -> list[Task]:
-    """n tasks balanced across `families` (default: all), interleaved so any prefix is balanced too.
-    The same arguments give the same tasks, byte for byte. A family that cannot produce a valid task
-    raises IclawError naming it (and nothing is returned)."""
+    """n tasks balanced across `families` (default: all), interleaved so any prefix is balanced too, plus
+    `more[family]` tasks of a family on top of its share (a family's tasks are its stream's first ones, so
+    the balanced ones are among them). The same arguments give the same tasks, byte for byte. A family that
+    cannot produce a valid task raises IclawError naming it (and nothing is returned)."""
     if split not in SPLITS:
         raise IclawError(f"--split: must be one of {', '.join(SPLITS)}, got {split!r}")
     if n < 0:
@@ -289,6 +291,10 @@ def generate(
     by_name = {f.name: f for f in fams}
     verifier = Verifier(sandbox, vary=False)  # the varied copy guards rewards, not which tasks behave
     per_family = [n // len(fams) + (1 if i < n % len(fams) else 0) for i in range(len(fams))]
+    unknown = sorted(set(more or {}) - set(by_name))
+    if unknown:
+        raise IclawError(f"more tasks asked of {', '.join(unknown)}, not among the families generated")
+    per_family = [k + (more or {}).get(f.name, 0) for f, k in zip(fams, per_family)]
     streams = [_FamilyDraw(f, k, split, seed) for f, k in zip(fams, per_family)]
     # Rounds: every unfinished family contributes a batch, and one verify_many checks them all (in parallel).
     while not all(s.done for s in streams):

@@ -39,6 +39,8 @@ GRPO_RECIPE = dict(max_new_tokens=MAX_NEW_TOKENS, kl_max=1.0, filter_zero_varian
 class RecipeConfig:
     name: str = "iclaw-small"
     train_per_family: int = 400  # 600 left SFT 1.8 passes over its data (docs/LOG.md, fifth and sixth tries)
+    # on top: a misspelled command is the commonest everyday mistake (~80 commands share cmd-typo's 400)
+    more_tasks: tuple[tuple[str, int], ...] = (("cmd-typo", 800),)
     heldout_per_family: int = 15
     preset: str = "small"  # 6 x 192: tiny (4 x 128) plateaued at SFT loss 0.22, 19 % on dev (docs/LOG.md)
     pos: str = "rope"  # copying a name from the prompt is a relative-position skill (docs/LOG.md)
@@ -125,9 +127,11 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
 
         fams = [f.name for f in resolve_families(list(cfg.families) if cfg.families else None)]
         n = len(fams)
-        with live_progress(n * (cfg.train_per_family + cfg.heldout_per_family), "tasks") as progress:
+        more = {f: k for f, k in cfg.more_tasks if f in fams}
+        total = n * (cfg.train_per_family + cfg.heldout_per_family) + sum(more.values())
+        with live_progress(total, "tasks") as progress:
             kw = dict(seed=cfg.seed, families=fams, sandbox=sandbox, progress=progress)
-            train = generate(cfg.train_per_family * n, "train", **kw)
+            train = generate(cfg.train_per_family * n, "train", more=more, **kw)
             held = generate(cfg.heldout_per_family * n, "heldout", **kw)
         save_tasks(train, train_file)
         save_tasks(held, heldout_file)
@@ -294,6 +298,10 @@ def _why(phase: dict) -> str:
     return f" ({phase['stopped']})" if phase.get("stopped") else ""  # a cap ended it: say so on the card
 
 
+def _more(c: dict) -> str:
+    return "".join(f", {f} {k} more" for f, k in c.get("more_tasks") or ())
+
+
 def write_card(ckpt: Path, s: dict, out: Path) -> Path:
     """MODEL_CARD.md (and curves.png, the sha256 file) in the checkpoint directory."""
     from iclaw.model.registry import SHA_FILE
@@ -315,7 +323,7 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
         f"- wall time: {s['seconds'] / 60:.1f} min on {s['machine']} (torch {s['torch']})",
         f"- size: {info['param_count']:,} parameters, {info['n_layer']} layers x {info['n_embd']} wide, "
         f"{info['vocab_size']} vocabulary rows, block {info['block_size']}",
-        f"- data: {s['train_tasks']} generated train tasks ({c['train_per_family']} per family), {s['demonstrations']} "
+        f"- data: {s['train_tasks']} generated train tasks ({c['train_per_family']} per family{_more(c)}), {s['demonstrations']} "
         f"demonstrations; SFT ({c.get('sft_optimizer', 'adamw')}, spelling {c.get('sft_spell', 0.0)}) {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
         f"(beta {c['beta']}, group {c['group_size']} x {c['tasks_per_step']} tasks, ptx {c['sft_coef']})",
         f"- sha256 of model.safetensors: `{sha}`",

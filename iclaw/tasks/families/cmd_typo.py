@@ -3,9 +3,9 @@
     broken: sotr notes_2024.txt    error: bash: line 1: sotr: command not found (exit 127)
     reference: sort notes_2024.txt    (also `gerp -n milk list.txt`, `echo '12 * 7' | bcc`, `pyhton3 app.py`)
 
-The command is drawn from ~70 everyday commands of a Debian system (coreutils, grep, sed, awk, find, tar,
-gzip, diff, python3, ...), each with a realistic argument template over a small fixture; the typo (swap,
-drop or double a letter) is the only mistake. Every fixed command prints something deterministic (no dates,
+The command is drawn from ~80 everyday commands of a Debian system (coreutils, grep, sed, awk, find, tar,
+gzip, diff, python3, make, cd, ...), each with realistic argument templates over a small fixture; the typo
+(swap, drop or double a letter) is the only mistake. Every fixed command prints something deterministic (no dates,
 pids or block sizes). A typo that is itself a real command is dropped by the generator's accept filter.
 Source: thefuck no_command.
 """
@@ -20,7 +20,7 @@ from iclaw.tasks.family import Family, Instance, typo
 
 # (command, arguments); CMD marks where the command goes when it is not first. Placeholders: @F / @G list
 # files, @C a csv, @J a json file, @P a python script, @D a directory (holding one file), @W a word of @F,
-# @N a count 1-3, @M a number 4-9, @K a number 12-99.
+# @N a count 1-3, @M a number 4-9, @K a number 12-99; make runs a Makefile whose first target is @W.
 # fmt: off
 COMMANDS = [
     ("cat", "@F"), ("cat", "-n @F"), ("tac", "@F"), ("sort", "@F"), ("sort", "-r @F"), ("sort", "-u @G"),
@@ -47,12 +47,12 @@ COMMANDS = [
     ("python3", "-c 'print(@K * @M)'"), ("perl", "-ne 'print if /@W/' @F"), ("jq", "-r .name @J"),
     ("strings", "@F"), ("iconv", "-f utf-8 -t ascii @G"), ("split", "-l 2 @F part_ && ls"),
     ("pr", "-t -2 @F"), ("truncate", "-s 0 @F && wc -c @F"), ("join", "<(sort @F) <(sort @F)"),
-    ("nproc", "--ignore=999"),
+    ("nproc", "--ignore=999"), ("cd", "@D && ls"), ("cd", "@D && cat *"), ("make", "-s @W"), ("make", ""),
 ]
 # fmt: on
 # typos that are real commands or shell words: the line would not say "command not found"
 TAKEN = {c for c, *_ in COMMANDS} | set(
-    "tc ar do cpp as cc ld dd df id ps sl gcc su sh ip lp ex vi ed fc fg bg".split()
+    "tc ar do cpp as cc ld dd df id ps sl gcc su sh ip lp ex vi ed fc fg bg dc".split()
 )
 
 
@@ -96,6 +96,8 @@ def make(rng: random.Random) -> Instance:
         files[js] = f'{{"name": "{rng.choice(pools.NAMES)}", "id": {rng.randint(1, 999)}}}\n'
     if "@P" in line:
         files[py] = script(rng)
+    if cmd == "make":  # the first target is the default one
+        files["Makefile"] = f"{w}:\n\t@echo made {w}\n\nclean:\n\t@echo clean\n"
     for k, v in subs.items():
         line = line.replace(k, v)
     bad = typo(rng, cmd)
