@@ -75,7 +75,7 @@ CASES = [
     ("cta notes.txt", "milk\neggs"),
     ("cat fruits.txt | sotr", "apple\npear"),
     ("sotr fruits.txt", "apple\npear"),
-    ("tac notes.tx", "eggs\nmilk"),
+    ("gerp milk notes.txt", "milk"),
 ]
 
 
