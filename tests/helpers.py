@@ -1,12 +1,26 @@
 """Assertions, drivers and small shared fixtures (a tiny GPT size, four echo tasks) for several test modules."""
 
+import random
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iclaw.tasks import Task
+from iclaw.tasks import FAMILIES, Task
+from iclaw.tasks.family import Instance
+
+
+def draws(name: str, n: int = 40, seed: object = None) -> list[Instance]:
+    """n seeded instances of a family (seed: the family's name unless given), skipping the draws its make()
+    refuses with ValueError, as the generator does."""
+    rng, out = random.Random(name if seed is None else seed), []
+    while len(out) < n:
+        try:
+            out.append(FAMILIES[name].make(rng))
+        except ValueError:
+            pass
+    return out
 
 
 def sampled_tokens_by_step(store, run_id: str) -> list[int]:

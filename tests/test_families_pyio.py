@@ -6,26 +6,20 @@ from __future__ import annotations
 
 import contextlib
 import io
-import random
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import helpers
 import pytest
 
 from iclaw.tasks import FAMILIES
 from iclaw.tasks.task import write_fixture
 
 
-def draws(name: str, n: int = 12, seed: int = 0) -> list:
-    rng, out = random.Random(seed), []
-    while len(out) < n:
-        try:
-            out.append(FAMILIES[name].make(rng))
-        except ValueError:
-            pass
-    return out
+def draws(name: str, n: int = 12) -> list:
+    return helpers.draws(name, n, seed=0)
 
 
 def changed_lines(a: str, b: str) -> list[tuple[str, str]]:

@@ -4,23 +4,17 @@ sandbox): the generator's own checks (broken fails, the fix passes) are tested i
 
 from __future__ import annotations
 
-import random
 import re
 
+import helpers
 import pytest
 
 from iclaw.tasks import FAMILIES
 from iclaw.tasks.families import cmd_typo, flag_typo, long_opt_dash
 
 
-def draws(name: str, n: int = 40):
-    rng, out = random.Random(f"test:{name}"), []
-    while len(out) < n:
-        try:
-            out.append(FAMILIES[name].make(rng))
-        except ValueError:
-            pass
-    return out
+def draws(name: str, n: int = 40) -> list:
+    return helpers.draws(name, n, seed=f"test:{name}")
 
 
 def named(dirs: set[str], line: str) -> set[str]:

@@ -5,10 +5,10 @@ generate() checks that each really fails and is really fixed."""
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
+from helpers import draws
 
 from iclaw.tasks import FAMILIES, generate
 from iclaw.tools.sandbox import Limits, Sandbox
@@ -27,16 +27,6 @@ MINE = [
     "and-typo",
     "sort-in-place",
 ]
-
-
-def draws(name: str, n: int = 40):
-    rng, out = random.Random(name), []
-    while len(out) < n:
-        try:
-            out.append(FAMILIES[name].make(rng))
-        except ValueError:
-            pass
-    return out
 
 
 def test_kinds_and_flags():

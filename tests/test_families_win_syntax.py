@@ -4,26 +4,16 @@ generate() checks that each really fails and is really fixed."""
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
+from helpers import draws
 
-from iclaw.tasks import FAMILIES, generate
+from iclaw.tasks import generate
 from iclaw.tools.sandbox import Limits, Sandbox
 
 WINDOWS = set("type findstr find where copy xcopy move ren del erase md rd py".split())
 KEYWORDS = {"do", "done", "then", "fi"}
-
-
-def draws(name: str, n: int = 60):
-    rng, out = random.Random(name), []
-    while len(out) < n:
-        try:
-            out.append(FAMILIES[name].make(rng))
-        except ValueError:
-            pass
-    return out
 
 
 def test_win_habit_swaps_the_windows_word_for_the_unix_one():
