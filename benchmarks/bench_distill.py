@@ -18,6 +18,7 @@ and the curve beside it (PNG): held-out pass@1 against sampled tokens, one line 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -36,8 +37,8 @@ from iclaw.tasks.families import FAMILIES
 from iclaw.train.common import console, safe_sandbox
 from iclaw.train.distill import DistillConfig, train_distill
 from iclaw.train.grpo import GRPOConfig, train_grpo
-from iclaw.train.recipe import GRPO_RECIPE, MAX_NEW_TOKENS, RecipeConfig, _demo_tasks
-from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+from iclaw.train.recipe import GRPO_RECIPE, MAX_NEW_TOKENS, RecipeConfig, recipe_demos
+from iclaw.train.sft import SFTConfig, train_sft
 
 RECIPE = RecipeConfig()  # the teacher's own recipe: its demonstrations, turns and GRPO settings
 
@@ -73,11 +74,7 @@ def curve(name: str, history: list[dict], heldout: list, run_kw: dict, ep: Episo
 
 def one_seed(seed: int, args, teacher: GPT, train: list, pool: list, heldout: list, run_kw: dict) -> dict:
     dev = default_device()
-    single, shown = _demo_tasks(train)
-    demos = demonstrations(
-        single, run_kw["sandbox"], look_first=RECIPE.look_first, retry=RECIPE.retry, seed=seed
-    )
-    demos += demonstrations(shown, run_kw["sandbox"], look_first=1.0, seed=seed)
+    demos = recipe_demos(train, run_kw["sandbox"], dataclasses.replace(RECIPE, seed=seed))
     torch.manual_seed(seed)
     student = GPT(
         preset(

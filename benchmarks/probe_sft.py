@@ -18,6 +18,7 @@ words of a user's own files are. Writes --out (JSON).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import time
 from pathlib import Path
@@ -32,8 +33,8 @@ from iclaw.model.gpt import GPT, default_device, preset
 from iclaw.model.vocab import Vocab
 from iclaw.tasks import FAMILIES, Verifier, generate
 from iclaw.train.common import console, report_table, safe_sandbox
-from iclaw.train.recipe import MAX_NEW_TOKENS, RecipeConfig, _demo_tasks
-from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+from iclaw.train.recipe import MAX_NEW_TOKENS, RecipeConfig, recipe_demos
+from iclaw.train.sft import SFTConfig, train_sft
 
 
 def main() -> None:
@@ -55,9 +56,7 @@ def main() -> None:
     n_fam = len(FAMILIES)
     train = generate(args.train_per_family * n_fam, "train", seed=args.seed, sandbox=sandbox)
     held = generate(args.dev_per_family * n_fam, "dev", seed=args.seed, sandbox=sandbox)
-    single, shown = _demo_tasks(train)
-    demos = demonstrations(single, sandbox, look_first=rc.look_first, retry=rc.retry, seed=args.seed)
-    demos += demonstrations(shown, sandbox, look_first=1.0, seed=args.seed)
+    demos = recipe_demos(train, sandbox, dataclasses.replace(rc, seed=args.seed))
     console.print(
         f"{len(train)} train tasks, {len(demos)} demonstrations, {len(held)} dev tasks ({time.time() - t0:.0f} s)"
     )

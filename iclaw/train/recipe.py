@@ -66,14 +66,19 @@ class RecipeConfig:
     families: tuple[str, ...] | None = None  # None: every family (tests use a few)
 
 
-def _demo_tasks(train: list) -> tuple[list, list]:
-    """(single-turn tasks with a reference, look-first and outcome-only tasks shown with their fix)."""
+def recipe_demos(train: list, sandbox, cfg: RecipeConfig) -> list:
+    """The recipe's demonstrations of `train`: single-turn fixes (some shown after an `ls` or a failed try),
+    and look-first and outcome-only tasks shown as "look, then the intended fix"."""
+    from iclaw.train.sft import demonstrations
+
     single = [t for t in train if t.reference and not t.multi_turn]
-    other = []
-    for t in train:
-        if t.multi_turn or t.reference is None:
-            other.append(dataclasses.replace(t, reference=t.reference or t.solution, test=None))
-    return single, [t for t in other if t.reference]
+    shown = [
+        dataclasses.replace(t, reference=t.reference or t.solution, test=None)
+        for t in train
+        if (t.multi_turn or t.reference is None) and (t.reference or t.solution)
+    ]
+    demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
+    return demos + demonstrations(shown, sandbox, look_first=1.0, seed=cfg.seed)
 
 
 def _git_commit() -> str:
@@ -103,7 +108,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks, save_tasks
     from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
     from iclaw.train.grpo import GRPOConfig, train_grpo
-    from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+    from iclaw.train.sft import SFTConfig, train_sft
 
     t0 = time.time()
     out = Path(cfg.out_dir)
@@ -140,9 +145,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
         f"{len(train)} train / {len(heldout)} held-out tasks in {len({t.family for t in train})} families"
     )
 
-    single, shown = _demo_tasks(train)
-    demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
-    demos += demonstrations(shown, sandbox, look_first=1.0, seed=cfg.seed)  # look, then the fix
+    demos = recipe_demos(train, sandbox, cfg)
     console.print(f"{len(demos)} demonstrations")
 
     with stop_on_ctrl_c():
