@@ -1,18 +1,19 @@
 """SFT of a from-scratch policy, arms at equal steps: which optimizer learns most per step, and does practice
-at spelled-out words make it read words its corpus never had?
+at spelled-out words or made-up names make it handle words its corpus never had?
 
     python benchmarks/probe_sft.py --arms adamw:2e-3,muon:2e-3 --train-per-family 60 --steps 1200
     python benchmarks/probe_sft.py --arms adamw:2e-3,adamw:2e-3:0.1      # SFTConfig.spell 0 vs 0.1
+    python benchmarks/probe_sft.py --arms muon:2e-3:0.05,muon:2e-3:0.05:0.3   # RecipeConfig.novel 0 vs 0.3
 
 The shipped policy's failures are mostly copies gone wrong (a dict key, a number, a file name from the prompt
 comes out as another one the model has seen), which is what an under-trained small transformer does. An arm is
-OPTIMIZER:LR[:SPELL] (adamw, or muon: Muon on the hidden matrices, AdamW on embeddings and vectors;
-train/optim.py; SPELL is SFTConfig.spell, default 0).
+OPTIMIZER:LR[:SPELL[:NOVEL]] (adamw, or muon: Muon on the hidden matrices, AdamW on embeddings and vectors;
+train/optim.py; SPELL is SFTConfig.spell, default 0; NOVEL the share of train tasks also shown with made-up
+names, RecipeConfig.novel, default 0).
 Every arm trains the recipe's body (preset small, rope) from the same seed on the same demonstrations of every
 family for the same number of steps, then pass@1 on the dev split (greedy, 3 turns: tuning looks at dev, never
-at held-out), paired bootstrap against the first arm; and pass@1 on the same dev tasks with "novel words": a
-fixed random --novel fraction of the vocabulary's word ids treated as unknown (spelled as bytes), as the
-words of a user's own files are. Writes --out (JSON).
+at held-out), paired bootstrap against the first arm; and pass@1 on "novel names": the dev tasks with their
+pool words renamed to made-up ones (tasks/novel.py), as the names of a user's own files are. Writes --out.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from iclaw.files import write_json
 from iclaw.model.gpt import GPT, default_device, preset
 from iclaw.model.vocab import Vocab
 from iclaw.tasks import FAMILIES, Verifier, generate
+from iclaw.tasks.novel import novel_tasks
 from iclaw.train.common import console, report_table, safe_sandbox
 from iclaw.train.recipe import MAX_NEW_TOKENS, RecipeConfig, recipe_demos
 from iclaw.train.sft import SFTConfig, train_sft
@@ -43,7 +45,6 @@ def main() -> None:
     ap.add_argument("--train-per-family", type=int, default=60)
     ap.add_argument("--dev-per-family", type=int, default=5)
     ap.add_argument("--steps", type=int, default=1500)
-    ap.add_argument("--novel", type=float, default=0.1, help="word ids unknown in the novel-words eval")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="runs/probe-sft.json")
     args = ap.parse_args()
@@ -57,16 +58,20 @@ def main() -> None:
     train = generate(args.train_per_family * n_fam, "train", seed=args.seed, sandbox=sandbox)
     held = generate(args.dev_per_family * n_fam, "dev", seed=args.seed, sandbox=sandbox)
     demos = recipe_demos(train, sandbox, dataclasses.replace(rc, seed=args.seed))
+    renamed_dev = novel_tasks(held, sandbox, args.seed)
     console.print(
-        f"{len(train)} train tasks, {len(demos)} demonstrations, {len(held)} dev tasks ({time.time() - t0:.0f} s)"
+        f"{len(train)} train tasks, {len(demos)} demonstrations, {len(held)} dev tasks, "
+        f"{len(renamed_dev)} with novel names ({time.time() - t0:.0f} s)"
     )
     ep = EpisodeConfig(max_turns=rc.max_turns, max_new_tokens=MAX_NEW_TOKENS, temperature=0.0)
     vocab = Vocab.build(t for t, _ in demos)
-    rng = random.Random(f"novel:{args.seed}")
-    novel = vocab.kept - {w for w in vocab.words() if rng.random() < args.novel}
     reports, unseen, result = {}, {}, {"args": vars(args), "arms": {}}
     for arm in args.arms.split(","):
-        opt, lr, *spell = arm.split(":")
+        opt, lr, *extra = arm.split(":")
+        spell, share = (float(x) for x in (extra + ["0", "0"])[:2])
+        pick = random.Random(f"novel:{args.seed}")
+        copies = novel_tasks([t for t in train if pick.random() < share], sandbox, args.seed) if share else []
+        more = recipe_demos(copies, sandbox, dataclasses.replace(rc, seed=args.seed))
         torch.manual_seed(args.seed)
         model = GPT(preset(rc.preset, pos=rc.pos), Vocab(vocab.ids)).to(dev)
         cfg = SFTConfig(
@@ -75,18 +80,17 @@ def main() -> None:
             steps=args.steps,
             seed=args.seed,
             optimizer=opt,
-            spell=float(spell[0]) if spell else 0.0,
+            spell=spell,
         )
-        sft = train_sft(model, demos, cfg, device=dev)
+        sft = train_sft(model, demos + more, cfg, device=dev)
         pol = Policy(model, name=arm, device=dev)
         reports[arm] = evaluate(pol, held, sandbox=sandbox, verifier=verifier, cfg=ep)
-        model.vocab.kept = novel  # the same rows; the other words now reach the model spelled as bytes
-        unseen[arm] = evaluate(pol, held, sandbox=sandbox, verifier=verifier, cfg=ep)
-        model.vocab.kept = vocab.kept
+        unseen[arm] = evaluate(pol, renamed_dev, sandbox=sandbox, verifier=verifier, cfg=ep)
         result["arms"][arm] = {"sft": sft, "dev": reports[arm].to_dict(), "novel": unseen[arm].to_dict()}
         console.print(
-            f"{arm}: {sft['steps']} steps in {sft['seconds']:.0f} s, loss {sft['loss']:.3f}; "
-            f"dev {100 * reports[arm].pass_at_1:.1f} %, novel words {100 * unseen[arm].pass_at_1:.1f} %"
+            f"{arm}: {len(more)} demonstrations with made-up names; {sft['steps']} steps in "
+            f"{sft['seconds']:.0f} s, loss {sft['loss']:.3f}; dev {100 * reports[arm].pass_at_1:.1f} %, "
+            f"novel names {100 * unseen[arm].pass_at_1:.1f} %"
         )
     first, *rest = list(reports)
     console.print(report_table("dev pass@1 (%), greedy, 3 turns", reports))

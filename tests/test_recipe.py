@@ -28,10 +28,18 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
     s = run_recipe(cfg, install=True)
     assert set(s["heldout"]) == {"toy-sft", "toy"} and s["heldout"]["toy"]["tasks"] == 6
     assert s["train_tasks"] == 3 * 3 + 2
+    novel = [json.loads(line) for line in (tmp_path / "run" / "novel.jsonl").read_text().splitlines()]
+    assert novel and all(t["id"].endswith("-novel") and t["error"] for t in novel)  # checked: errors filled
+    assert s["novel_demonstrations"] > 0
     shipped = tmp_path / "assets" / "toy"
     card = (shipped / "MODEL_CARD.md").read_text()
     sha = (shipped / registry.SHA_FILE).read_text().split()[0]
-    assert f"`{sha}`" in card and "| wrong-file |" in card and (shipped / "curves.png").stat().st_size > 0
+    assert (
+        "made-up names" in card
+        and f"`{sha}`" in card
+        and "| wrong-file |" in card
+        and (shipped / "curves.png").stat().st_size > 0
+    )
     assert json.loads((shipped / "config.json").read_text())["trimmed"] is True
     model, meta = registry.load("toy")  # a user's "toy" exists too (the recipe published it): theirs wins
     assert meta["name"] == "toy" and model.vocab is not None

@@ -310,6 +310,12 @@ def generate(
     return out
 
 
+def keep_behaving(tasks: list[Task], sandbox: Sandbox | None = None) -> list[Task]:
+    """The tasks (of known families, made outside `generate`) that pass its checks, their errors filled in."""
+    drops = _check(Verifier(sandbox, vary=False), tasks, FAMILIES)
+    return [t for t in tasks if drops[id(t)] is None]
+
+
 def broken_problem(v: Verdict) -> str | None:
     """Why a task's broken command, run in a fresh fixture, makes no task (None: it fails, as it should).
     The agent is only ever asked about a command that fails (chat and fix leave a succeeding one alone)."""

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import platform
+import random
 import shutil
 import subprocess
 import time
@@ -49,6 +50,7 @@ class RecipeConfig:
     sft_lr: float = 2e-3
     sft_optimizer: str = "muon"  # at 1,200 steps, dev 4.5 % (AdamW) -> 15.5 % (docs/LOG.md, 2026-12-03)
     sft_spell: float = 0.05  # unknown words as bytes: outside set 9 -> 13 shell (docs/LOG.md, 2026-12-04)
+    novel: float = 0.3  # share of train tasks also shown with made-up names (tasks/novel.py; docs/LOG.md)
     batch_size: int = 16
     look_first: float = 0.15  # single-turn demonstrations also shown as "ls, then the fix"
     retry: float = 0.25  # ... and as "a failed attempt, then the fix"
@@ -81,6 +83,13 @@ def recipe_demos(train: list, sandbox, cfg: RecipeConfig) -> list:
     return demos + demonstrations(shown, sandbox, look_first=1.0, seed=cfg.seed)
 
 
+def _novel(s: dict, c: dict) -> str:
+    """The card's words for the demonstrations with made-up names (none before RecipeConfig.novel)."""
+    if not s.get("novel_demonstrations"):
+        return ""
+    return f" and {s['novel_demonstrations']} more of a share of {c['novel']} of the tasks with made-up names"
+
+
 def _git_commit() -> str:
     try:
         out = subprocess.run(
@@ -106,6 +115,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.model.gpt import GPT, default_device, preset
     from iclaw.model.vocab import Vocab
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks, save_tasks
+    from iclaw.tasks.novel import novel_tasks
     from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
     from iclaw.train.grpo import GRPOConfig, train_grpo
     from iclaw.train.sft import SFTConfig, train_sft
@@ -145,13 +155,22 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
         f"{len(train)} train / {len(heldout)} held-out tasks in {len({t.family for t in train})} families"
     )
 
+    novel_file = out / "novel.jsonl"
+    if cfg.novel > 0 and not novel_file.is_file():
+        pick = random.Random(f"novel:{cfg.seed}")
+        tn = time.time()
+        copies = novel_tasks([t for t in train if pick.random() < cfg.novel], sandbox, cfg.seed)
+        save_tasks(copies, novel_file)
+        console.print(f"{len(copies)} train tasks with made-up names ({time.time() - tn:.0f} s)")
     demos = recipe_demos(train, sandbox, cfg)
-    console.print(f"{len(demos)} demonstrations")
+    novel = recipe_demos(load_tasks(novel_file), sandbox, cfg) if cfg.novel > 0 else []
+    console.print(f"{len(demos)} demonstrations, {len(novel)} more with made-up names")
 
     with stop_on_ctrl_c():
         # 2. SFT from scratch, trimmed vocabulary -------------------------------------------------------
         if "sft" not in state:
             torch.manual_seed(cfg.seed)
+            # the vocabulary is the real tasks' own: made-up names reach the model partly as bytes, as a user's do
             model = GPT(preset(cfg.preset, pos=cfg.pos), Vocab.build(t for t, _ in demos)).to(dev)
             console.print(f"SFT: {model.num_params() / 1e6:.2f}M params, vocabulary {len(model.vocab)} rows")
             sft_cfg = SFTConfig(
@@ -166,7 +185,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
             run_id = new_run_id("recipe-sft")
             log = MetricsLog(run_id, None, out)
             with live_progress(cfg.sft_steps, f"SFT → {sft_name}") as progress:
-                res = train_sft(model, demos, sft_cfg, device=dev, progress=progress, log=log.log)
+                res = train_sft(model, demos + novel, sft_cfg, device=dev, progress=progress, log=log.log)
             if stop_requested():
                 console.print("[yellow]Ctrl-C during SFT: nothing published; a rerun starts SFT again[/]")
                 return {"stopped": "sft"}
@@ -206,7 +225,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
                 verifier=verifier,
                 device=str(dev),
                 log_dir=str(out),
-                demos=demos,
+                demos=demos + novel,
                 resume=resume,
             )
             if stop_requested():
@@ -250,6 +269,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
         "outside": outside,
         "train_tasks": len(train),
         "demonstrations": len(demos),
+        "novel_demonstrations": len(novel),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
         "torch": torch.__version__,
     }
@@ -327,7 +347,7 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
         f"- size: {info['param_count']:,} parameters, {info['n_layer']} layers x {info['n_embd']} wide, "
         f"{info['vocab_size']} vocabulary rows, block {info['block_size']}",
         f"- data: {s['train_tasks']} generated train tasks ({c['train_per_family']} per family{_more(c)}), {s['demonstrations']} "
-        f"demonstrations; SFT ({c.get('sft_optimizer', 'adamw')}, spelling {c.get('sft_spell', 0.0)}) {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
+        f"demonstrations{_novel(s, c)}; SFT ({c.get('sft_optimizer', 'adamw')}, spelling {c.get('sft_spell', 0.0)}) {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
         f"(beta {c['beta']}, group {c['group_size']} x {c['tasks_per_step']} tasks, ptx {c['sft_coef']})",
         f"- sha256 of model.safetensors: `{sha}`",
         "",
