@@ -84,3 +84,14 @@ def test_novel_copies_behave_and_are_deterministic():
         assert fixed.passed and not broken.passed and c.error, c.id
         original = next(t for t in tasks if f"{t.id}-novel" == c.id)
         assert c.broken != original.broken or c.files != original.files  # something was renamed
+
+
+def test_half_the_python_copies_begin_with_silent_filler():
+    prog = 'name = "ada"\nprint(name.upper())\n'
+    t = Task(id="f", kind="python", family="py-attr", broken=prog, reference=prog)
+    grown = [renamed(t, random.Random(s)) for s in range(40)]
+    longer = [r for r in grown if len(r.broken.splitlines()) > 2]
+    assert 10 <= len(longer) <= 30 and all(r.broken == r.reference for r in grown)
+    for r in grown:  # the program itself is the last two lines, renamed
+        assert re.search(r'\n?([a-z]+) = "([a-z]+)"\nprint\(\1\.upper\(\)\)\n$', r.broken), r.broken
+        assert "print" not in r.broken.rsplit("\n", 3)[0]  # the filler prints nothing

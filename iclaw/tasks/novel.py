@@ -11,7 +11,9 @@ A word keeps its name where renaming it could change what a command or program m
 Python keywords, builtins, modules and methods, a word right after `.`, `-`, `=`, `\\` or `__` (an attribute,
 a flag, an option's value, an escape) or right before `=` (a keyword argument). A task where a renamed word
 sits next to a near-miss of itself (`noets.txt` beside `notes.txt`: the typo is the mistake) is skipped,
-since renaming one and not the other would change the mistake.
+since renaming one and not the other would change the mistake. Half the Python copies also begin with one to
+three statements of made-up code that print nothing (`filler`), so that programs are longer than the
+families write them.
 """
 
 from __future__ import annotations
@@ -61,6 +63,27 @@ def made_up(rng: random.Random) -> str:
         w += rng.choice(CODAS)
         if 3 <= len(w) <= 10 and w not in POOL and w not in PROTECTED:
             return w
+
+
+FILLERS = (
+    "{a} = {n}",
+    '{a} = "{w} {v}"',
+    "{a} = [{n}, {m}, {n}{m}]",
+    "# {w} {v} {u}",
+    "def {a}({b}):\n    return {b} * {n}",
+    '{a} = {{"{w}": {n}, "{v}": {m}}}',
+    "{a} = {n}\n{b} = {a} + {m}",
+)
+
+
+def filler(rng: random.Random) -> str:
+    """One to three statements of made-up code that print nothing: a Python task's program grows longer,
+    as a user's programs are, and the fix still changes only what it changed."""
+    parts = []
+    for _ in range(rng.randint(1, 3)):
+        w = {k: made_up(rng) for k in "abwvu"}
+        parts.append(rng.choice(FILLERS).format(n=rng.randint(2, 99), m=rng.randint(2, 9), **w))
+    return "\n".join(parts) + "\n"
 
 
 def _texts(t: Task) -> list[str]:
@@ -145,13 +168,18 @@ def renamed(task: Task, rng: random.Random) -> Task | None:
     files = {sub(path): sub(body) for path, body in task.files.items()}
     if len(files) != len(task.files):
         return None
+    top = filler(rng) if task.kind == "python" and rng.random() < 0.5 else ""
+
+    def prog(text: str | None) -> str | None:
+        return None if text is None else top + sub(text)
+
     return replace(
         task,
         id=f"{task.id}-novel",
-        broken=sub(task.broken),
-        reference=opt(task.reference),
+        broken=prog(task.broken),
+        reference=prog(task.reference),
         test=opt(task.test),
-        solution=opt(task.solution),
+        solution=prog(task.solution),
         look=opt(task.look),
         files=files,
         error=None,
