@@ -2,9 +2,11 @@
 
     python benchmarks/compare_policies.py --new runs/recipe/... --split dev          # decide on dev
     python benchmarks/compare_policies.py --new NEW --tasks runs/recipe/heldout.jsonl  # report on held-out
+    python benchmarks/compare_policies.py --new NEW --split dev --novel   # dev with made-up names
 
 Tasks: a task file, or `generate(N, SPLIT, seed)` (dev by default: the split tuning decisions look at; the
-recipe's held-out is for reporting). Each policy plays every task once, greedy, up to 3 turns, as the recipe
+recipe's held-out is for reporting). --novel renames their pool words to made-up ones (tasks/novel.py), as a
+user's own file names and identifiers are, keeping the tasks that still behave. Each policy plays every task once, greedy, up to 3 turns, as the recipe
 evaluates; prints pass@1 of both, new - base with a paired bootstrap 95 % interval over the tasks, and the
 families that moved. Writes --out (JSON).
 """
@@ -19,6 +21,7 @@ from iclaw.agent.evaluate import evaluate, paired_bootstrap
 from iclaw.agent.policy import Policy
 from iclaw.files import write_json
 from iclaw.tasks import FAMILIES, Verifier, generate, load_tasks
+from iclaw.tasks.novel import novel_tasks
 from iclaw.train.common import console, live_progress, safe_sandbox
 from iclaw.train.recipe import MAX_NEW_TOKENS, RecipeConfig
 
@@ -33,6 +36,7 @@ def main() -> None:
     ap.add_argument("--split", default="dev")
     ap.add_argument("--n", type=int, default=15 * len(FAMILIES), help="generated tasks (15 a family)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--novel", action="store_true", help="the tasks with made-up names")
     ap.add_argument("--out", default="runs/compare.json")
     args = ap.parse_args()
 
@@ -44,6 +48,8 @@ def main() -> None:
         with live_progress(args.n, f"{args.split} tasks") as progress:
             tasks = generate(args.n, args.split, seed=args.seed, sandbox=sandbox, progress=progress)
         where = f"generate({args.n}, {args.split!r}, seed={args.seed})"
+    if args.novel:
+        tasks, where = novel_tasks(tasks, sandbox, args.seed), f"{where}, made-up names"
     ep = EpisodeConfig(max_turns=RecipeConfig.max_turns, max_new_tokens=MAX_NEW_TOKENS, temperature=0.0)
     reports = {}
     for side in ("base", "new"):
