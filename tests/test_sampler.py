@@ -3,7 +3,7 @@
 import torch
 
 from iclaw.model.gpt import GPT, preset
-from iclaw.model.sampler import generate
+from iclaw.model.sampler import copy_next, generate
 
 
 def _model(**kw):
@@ -131,3 +131,26 @@ def test_bf16_only_where_the_cpu_multiplies_it_in_hardware(monkeypatch):
     monkeypatch.setattr(gpt, "cpu_has_bf16", lambda: False)
     assert Policy(_model(), device="cpu").sample_dtype == torch.float32
     assert not gpt.bf16_supported("meta")  # neither CUDA nor a CPU
+
+
+def test_copy_next_follows_the_longest_run_that_ends_the_text():
+    prompt = [5, 6, 7, 8, 9, 5, 6, 3]
+    assert copy_next(prompt, []) is None  # nothing written yet
+    assert copy_next(prompt, [5, 6]) == 3  # [5, 6] occurs twice: its last occurrence is followed by 3
+    assert copy_next(prompt, [7, 5, 6, 7]) == 8  # the longest run [5, 6, 7] wins over the shorter ones
+    assert copy_next(prompt, [4, 4]) is None  # no run of two tokens matches
+    assert copy_next(prompt, [8, 9]) == 5
+    assert copy_next([1, 2, 3, 1], [2]) == 3  # a run may start in the prompt: [1] + the written [2]
+    assert copy_next([1, 2], [1, 2]) is None  # the run must be followed by something in the prompt
+
+
+def test_copy_bias_makes_greedy_copy_the_prompt():
+    m = _model()
+    with torch.no_grad():
+        m.lm_head.weight.zero_()  # every logit equal: plain greedy writes token 0 forever
+    prompt = [3, 0, 0, 5, 6, 7, 8, 9, 4, 0]
+    assert generate(m, [prompt], 8, temperature=0).tokens[0] == [0] * 8
+    copied = generate(m, [prompt], 8, temperature=0, copy_bias=1.0)
+    assert copied.tokens[0] == [0, 5, 6, 7, 8, 9, 4, 0]  # after [0, 0]: what followed it in the prompt
+    sampled = generate(m, [prompt], 8, temperature=1.0, seed=0, copy_bias=1.0)
+    assert sampled.tokens == generate(m, [prompt], 8, temperature=1.0, seed=0).tokens  # greedy only

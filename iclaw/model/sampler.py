@@ -115,6 +115,20 @@ def _prefill(model: GPT, cache, idx, pos_all, key_mask, rows: torch.Tensor, lens
     return torch.cat(out)
 
 
+def copy_next(prompt: list[int], written: list[int], longest: int = 4) -> int | None:
+    """The token that follows, at its last occurrence in `prompt`, the longest run of 2 to `longest` tokens
+    that ends the text so far (prompt + written, at least one written): what copying would write next."""
+    if not written:
+        return None
+    ctx = prompt + written
+    for n in range(min(longest, len(ctx)), 1, -1):
+        tail = ctx[-n:]
+        for i in range(len(prompt) - n - 1, -1, -1):
+            if prompt[i : i + n] == tail:
+                return prompt[i + n]
+    return None
+
+
 @torch.inference_mode()
 def generate(
     model: GPT,
@@ -128,9 +142,11 @@ def generate(
     seed: int | None = None,
     generator: torch.Generator | None = None,
     use_cache: bool = True,
+    copy_bias: float = 0.0,
 ) -> Samples:
     """Sample continuations of `prompts`. temperature 0 means greedy. `use_cache=False` recomputes the whole
-    sequence each step (slow; exists so tests can check the cache changes nothing)."""
+    sequence each step (slow; exists so tests can check the cache changes nothing). `copy_bias` (greedy only)
+    adds to the logit of the token that follows, in the prompt, the last tokens written (`copy_next`)."""
     device = model.transformer.wte.weight.device
     B = len(prompts)
     if B == 0:
@@ -175,6 +191,11 @@ def generate(
                     idx[active, :cur], pos=pos_all[active, :cur], key_mask=key_mask[active, :cur]
                 )
             last = logits[:, -1, :].float()
+            if copy_bias and temperature == 0:
+                for j, r in enumerate(active.tolist()):
+                    nxt_id = copy_next(prompts[r], out_tokens[r])
+                    if nxt_id is not None:
+                        last[j, model.rows(torch.tensor(nxt_id, device=device))] += copy_bias
             if temperature == 0:
                 nxt = last.argmax(dim=-1)
                 logp = F.log_softmax(last, dim=-1)
