@@ -144,13 +144,16 @@ def test_copy_next_follows_the_longest_run_that_ends_the_text():
     assert copy_next([1, 2], [1, 2]) is None  # the run must be followed by something in the prompt
 
 
-def test_copy_bias_makes_greedy_copy_the_prompt():
+def test_greedy_copies_the_prompt_only_where_the_model_is_unsure():
     m = _model()
     with torch.no_grad():
-        m.lm_head.weight.zero_()  # every logit equal: plain greedy writes token 0 forever
+        m.lm_head.weight.zero_()  # every logit equal (unsure everywhere): plain greedy writes token 0 forever
     prompt = [3, 0, 0, 5, 6, 7, 8, 9, 4, 0]
     assert generate(m, [prompt], 8, temperature=0).tokens[0] == [0] * 8
-    copied = generate(m, [prompt], 8, temperature=0, copy_bias=1.0)
+    copied = generate(m, [prompt], 8, temperature=0, copy_below=0.5)
     assert copied.tokens[0] == [0, 5, 6, 7, 8, 9, 4, 0]  # after [0, 0]: what followed it in the prompt
-    sampled = generate(m, [prompt], 8, temperature=1.0, seed=0, copy_bias=1.0)
+    sampled = generate(m, [prompt], 8, temperature=1.0, seed=0, copy_below=0.5)
     assert sampled.tokens == generate(m, [prompt], 8, temperature=1.0, seed=0).tokens  # greedy only
+    p = 1 / m.config.vocab_size  # the likeliest token's probability here: copying only below the threshold
+    assert generate(m, [prompt], 8, temperature=0, copy_below=0.99 * p).tokens[0] == [0] * 8
+    assert generate(m, [prompt], 8, temperature=0, copy_below=1.01 * p).tokens == copied.tokens

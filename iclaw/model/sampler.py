@@ -142,11 +142,13 @@ def generate(
     seed: int | None = None,
     generator: torch.Generator | None = None,
     use_cache: bool = True,
-    copy_bias: float = 0.0,
+    copy_below: float = 0.0,
 ) -> Samples:
     """Sample continuations of `prompts`. temperature 0 means greedy. `use_cache=False` recomputes the whole
-    sequence each step (slow; exists so tests can check the cache changes nothing). `copy_bias` (greedy only)
-    adds to the logit of the token that follows, in the prompt, the last tokens written (`copy_next`)."""
+    sequence each step (slow; exists so tests can check the cache changes nothing). `copy_below` (greedy only):
+    where the model's likeliest token has less probability than this, write the token copying the prompt
+    would write (`copy_next`) instead, if there is one: a fix is mostly its request, and an unsure small
+    policy strays to words it knows (docs/LOG.md, 2026-12-05)."""
     device = model.transformer.wte.weight.device
     B = len(prompts)
     if B == 0:
@@ -191,14 +193,15 @@ def generate(
                     idx[active, :cur], pos=pos_all[active, :cur], key_mask=key_mask[active, :cur]
                 )
             last = logits[:, -1, :].float()
-            if copy_bias and temperature == 0:
-                for j, r in enumerate(active.tolist()):
-                    nxt_id = copy_next(prompts[r], out_tokens[r])
-                    if nxt_id is not None:
-                        last[j, model.rows(torch.tensor(nxt_id, device=device))] += copy_bias
             if temperature == 0:
                 nxt = last.argmax(dim=-1)
                 logp = F.log_softmax(last, dim=-1)
+                if copy_below > 0:
+                    unsure = (logp.max(dim=-1).values.exp() < copy_below).nonzero().flatten().tolist()
+                    rows = active.tolist()
+                    for j in unsure:
+                        if (c := copy_next(prompts[rows[j]], out_tokens[rows[j]])) is not None:
+                            nxt[j] = model.rows(torch.tensor(c, device=device))
             else:
                 logp = F.log_softmax(last / temperature, dim=-1)
                 probs = F.softmax(_filter_logits(last / temperature, top_k, top_p), dim=-1)
