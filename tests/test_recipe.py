@@ -24,6 +24,7 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
         outside=str(tmp_path / "none.jsonl"),
         families=("cmd-typo", "wrong-file", "mkdir-outcome"),
         more_tasks=(("cmd-typo", 2), ("win-habit", 5)),  # a family the run does not have is left out
+        novel=0.5,
     )
     s = run_recipe(cfg, install=True)
     assert set(s["heldout"]) == {"toy-sft", "toy"} and s["heldout"]["toy"]["tasks"] == 6
