@@ -4,12 +4,11 @@ A scripted policy stands in for the model where a test needs the policy to say s
 sandbox, verifier and store are the real ones); an untrained tiny GPT covers "the model says nonsense".
 """
 
-import pytest
 import torch
 
 from iclaw.agent.episode import EpisodeConfig, Workdirs, episode_record, judge, run_episodes, task_episodes
 from iclaw.agent.policy import Policy
-from iclaw.agent.protocol import action_tokens, apply_edit, make_edit, parse_action
+from iclaw.agent.protocol import action_tokens, parse_action
 from iclaw.model.gpt import GPT, preset
 from iclaw.model.sampler import Samples
 from iclaw.model.tokenizer import BASH, DONE, END, OBS, PYTHON, get_tokenizer
@@ -189,56 +188,3 @@ def test_python_task_fix_uses_last_python_call():
         run_episodes(pol, eps, sb, EpisodeConfig(max_turns=3))
     judge(eps, Verifier(sb))
     assert eps[0].final == "print('hi')" and eps[0].passed
-
-
-def test_edits_round_trip_and_say_what_is_wrong():
-    prog = "a = 1\nb = 2\nprint(a + b)\n"
-    for fixed in (
-        "a = 1\nb = 3\nprint(a + b)\n",  # one line changed
-        "import os\na = 1\nb = 2\nprint(a + b)\n",  # inserted at the top
-        "a = 1\nb = 2\nprint(a + b)\nprint('done')\n",  # appended
-        "a = 1\nprint(a)\n",  # lines changed and removed
-        "a = 1\n\nb = 2\nprint(a + b)\n",  # a blank line inserted
-    ):
-        edit = make_edit(prog, fixed)
-        assert edit.startswith("@@ ") and apply_edit(prog, edit) == fixed, edit
-    assert make_edit(prog, "a = 1\nb = 3\nprint(a + b)\n") == "@@ 2\nb = 3"
-    assert apply_edit(prog, "@@ 2") == "a = 1\nprint(a + b)\n"  # nothing after the header: deleted
-    assert apply_edit(prog, "@@ 1-2\nx = 5") == "x = 5\nprint(a + b)\n"
-    for bad, why in (("@@ 4\nx", "main.py has 3 lines"), ("@@ 2-1\nx", "lines 2-1"), ("@@ x\ny", "@@ LINE")):
-        with pytest.raises(ValueError, match=why):
-            apply_edit(prog, bad)
-
-
-def test_a_python_edit_runs_as_the_whole_program_and_edits_stack():
-    """An edit applies to the program so far: the broken one, then each run (a bad edit is an invalid turn)."""
-    sb = _sandbox()
-    task = Task(
-        id="py-2",
-        kind="python",
-        family="py-name",
-        broken="total = 0\nfor n in [1, 2]:\n    total += n\nprint(totl)\nprint('end')\n",
-        reference="total = 0\nfor n in [1, 2]:\n    total += n\nprint(total)\nprint('done')\n",
-        error="NameError: name 'totl' is not defined",
-        broken_exit=1,
-    )
-    pol = ScriptedPolicy(
-        [
-            ("python", "@@ 9\nx"),
-            ("python", "@@ 4\nprint(total)"),
-            ("python", "@@ 5\nprint('done')"),
-            ("done", None),
-        ]
-    )
-    with Workdirs() as wd:
-        eps = task_episodes([task], 1, wd)
-        run_episodes(pol, eps, sb, EpisodeConfig(max_turns=4))
-    judge(eps, Verifier(sb))
-    e = eps[0]
-    assert e.n_invalid == 1 and "main.py has 5 lines" in e.turns[2]["text"]
-    assert [c["input"] for c in e.tool_calls] == [
-        "total = 0\nfor n in [1, 2]:\n    total += n\nprint(total)\nprint('end')\n",
-        task.reference,
-    ]
-    assert e.tool_calls[0]["stdout"] == "3\nend\n" and e.final == task.reference and e.passed
-    assert "@@ 4" in e.turns[3]["text"]  # the store keeps what the policy wrote, the tool call what ran

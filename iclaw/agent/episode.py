@@ -22,11 +22,9 @@ from iclaw.agent.policy import Policy
 from iclaw.agent.protocol import (
     STOP_TOKENS,
     Action,
-    apply_edit,
     cap_text,
     format_output,
     format_request,
-    is_edit,
     observation_tokens,
     parse_action,
     render,
@@ -62,7 +60,6 @@ class Episode:
     turns: list[dict] = field(default_factory=list)  # store rows: {"turn", "role", "text"}
     tool_calls: list[dict] = field(default_factory=list)  # store rows, one per executed call
     last_call: dict = field(default_factory=dict)  # tool kind -> last code run with it
-    program: str = ""  # the Python program so far (the broken one, then each run): what an edit applies to
     done: bool = False
     status: str = "running"  # how it ended: submitted | max_turns | truncated | no_fix (store/schema.py ENDS)
     n_turns: int = 0
@@ -87,15 +84,13 @@ def task_request(task) -> str:
     return format_request(task.kind, task.broken, output, task.test)
 
 
-def new_episode(request: str, kind: str, workdir: Path, task=None, program: str = "") -> Episode:
-    """A fresh episode; `program` is the broken Python program (a python task's own `broken` by default)."""
+def new_episode(request: str, kind: str, workdir: Path, task=None) -> Episode:
     toks = request_tokens(request)
     return Episode(
         request=request,
         kind=kind,
         workdir=workdir,
         task=task,
-        program=program or (task.broken if task is not None and task.kind == "python" else ""),
         tokens=list(toks),
         mask=[0] * len(toks),
         logprobs=[0.0] * len(toks),
@@ -160,11 +155,6 @@ def run_episodes(
             e.n_turns += 1
             e.turns.append({"turn": turn, "role": "assistant", "text": render(toks)})
             action = parse_action(toks)
-            if action.kind == "python" and is_edit(action.code):
-                try:
-                    action = Action("python", code=apply_edit(e.program, action.code))
-                except ValueError as err:
-                    action = Action("invalid", code=action.code, error=str(err))
             if on_event:
                 on_event("action", e, {"action": action})
             if action.kind == "done":
@@ -183,8 +173,6 @@ def run_episodes(
         results = sandbox.run_many([(a.kind, a.code, e.workdir) for e, a in calls]) if calls else []
         for (e, a), r in zip(calls, results):
             e.last_call[a.kind] = a.code
-            if a.kind == "python":
-                e.program = a.code
             e.tool_calls.append(
                 {
                     "turn": turn,

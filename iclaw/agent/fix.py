@@ -185,7 +185,7 @@ class Fixer:
             self.store.end_episode(res.episode_id, "passed", meta=self._meta(res, end="nothing_to_fix"))
             return res
 
-        ep = new_episode(request, kind, self.cwd, program=code if kind == "python" else "")
+        ep = new_episode(request, kind, self.cwd)
         ep.started_at = started
         ep.tool_calls.append(call0)
         res.episode = ep

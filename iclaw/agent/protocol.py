@@ -12,15 +12,6 @@ One episode is one token sequence:
 Every marker is one token in GPT-2's padded vocabulary slots, so parsing is exact (no regexes over model
 text) and the loss mask is a set of slices. The fix that the verifier judges is the last tool call of the
 task's kind; `<|done|>` (or running out of turns) ends the episode.
-
-A Python call is a whole program, or an edit of the program so far (the broken one, then each program run):
-
-    <|python|>@@ 4
-        elif score >= 80:<|end|>          line 4 becomes this line (`@@ 4-6`: lines 4 to 6; nothing: deleted)
-
-The episode expands an edit into the whole program before it runs, so the sandbox, the store and the
-verifier only ever see programs. A small policy that must copy a program of ten lines to change one of them
-mostly breaks another (docs/LOG.md, 2026-12-05); the error names the line.
 """
 
 from __future__ import annotations
@@ -80,48 +71,6 @@ def action_tokens(kind: str, code: str | None) -> list[int]:
     if kind == "done":
         return [DONE]
     return [TOOL_MARKER[kind], *get_tokenizer().encode(code or ""), END]
-
-
-def make_edit(program: str, fixed: str) -> str:
-    """The one edit that turns `program` into `fixed`: the span from the first to the last changed line
-    (an insertion takes the line below it along, or the line above at the end)."""
-    a, b = _lines(program), _lines(fixed)
-    top = 0
-    while top < min(len(a), len(b)) and a[top] == b[top]:
-        top += 1
-    bottom = 0
-    while bottom < min(len(a), len(b)) - top and a[-1 - bottom] == b[-1 - bottom]:
-        bottom += 1
-    i2, j2 = len(a) - bottom, len(b) - bottom
-    if top == i2:  # a pure insertion: replace a neighbouring line with itself plus the new ones
-        if top > 0 and (i2 == len(a) or not a[i2].strip()):  # the line above, when below is blank or none
-            top -= 1
-        elif i2 < len(a):
-            i2, j2 = i2 + 1, j2 + 1
-    span = f"{top + 1}" if i2 - top <= 1 else f"{top + 1}-{i2}"
-    return "\n".join([f"@@ {span}", *b[top:j2]])
-
-
-def is_edit(code: str) -> bool:
-    return code.startswith("@@ ")
-
-
-def apply_edit(program: str, edit: str) -> str:
-    """The whole program an edit (`make_edit`'s form) makes of `program`; ValueError says why it cannot."""
-    head, _, body = edit.partition("\n")
-    first, _, last = head[3:].strip().partition("-")
-    if not first.isdigit() or not (last.isdigit() or not last):
-        raise ValueError(f"an edit starts `@@ LINE` or `@@ FIRST-LAST`, not `{head[:40]}`")
-    lines = _lines(program)
-    i, j = int(first), int(last or first)
-    if not 1 <= i <= j <= len(lines):
-        raise ValueError(f"edit of lines {i}-{j}: main.py has {len(lines)} lines")
-    new = body.split("\n") if body else []
-    return "\n".join(lines[: i - 1] + new + lines[j:]) + "\n"
-
-
-def _lines(program: str) -> list[str]:
-    return program.rstrip("\n").split("\n")
 
 
 @dataclass

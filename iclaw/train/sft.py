@@ -7,8 +7,6 @@ Every demonstration is a whole episode that ends the way a good one does -- the 
     <|user|>{broken + its error}<|end|><|assistant|>  <|bash|>{reference}<|end|>  <|obs|>{output}<|end|><|assistant|>  <|done|>
                        mask 0                              mask 1                     mask 0                           mask 1
 
-(a Python fix is written as the edit of the broken program's changed lines, `@@ 4` and the new line 4).
-
 Two variants put one more call in front of the fix:
 
   * look first (a `look_first` fraction): `ls` (mask 1) and the real listing (mask 0) -- the protocol's
@@ -36,7 +34,7 @@ from pathlib import Path
 import torch
 
 from iclaw.agent.episode import task_request, unroot
-from iclaw.agent.protocol import action_tokens, format_output, make_edit, observation_tokens, request_tokens
+from iclaw.agent.protocol import action_tokens, format_output, observation_tokens, request_tokens
 from iclaw.errors import IclawError
 from iclaw.model.gpt import autocast, bf16_supported
 from iclaw.model.tokenizer import OBS
@@ -100,19 +98,13 @@ def demonstrations(
     def episode(i: int, before: list[tuple[list[int], int]]) -> tuple[list[int], list[int]]:
         t = usable[i]
         segments = [(request_tokens(task_request(t)), 0), *before]
-        fix = action_tokens(t.kind, shown_fix(t))
-        segments += [(fix, 1), (fixes[i], 0), (action_tokens("done", None), 1)]
+        segments += [(action_tokens(t.kind, t.reference), 1), (fixes[i], 0), (action_tokens("done", None), 1)]
         return [x for toks, _ in segments for x in toks], [m for toks, m in segments for _ in toks]
 
     out = [episode(i, []) for i in range(len(usable))]
     for (i, kind, code, own), ob in zip(extra, firsts):
         out.append(episode(i, [(action_tokens(kind, code), int(own)), (ob, 0)]))
     return out
-
-
-def shown_fix(task) -> str:
-    """The fix as a demonstration writes it: a Python fix as the edit of the broken program (protocol.py)."""
-    return make_edit(task.broken, task.reference) if task.kind == "python" else task.reference
 
 
 def demonstration_format(checkpoint: Path | str) -> dict[str, float]:
