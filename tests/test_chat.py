@@ -409,8 +409,9 @@ def test_every_call_is_logged_as_it_runs(tmp_path, ws, monkeypatch):
 
 
 def test_kill_9_keeps_every_call(tmp_path, ws, monkeypatch):
-    """A chat process killed with SIGKILL right after a call ran (the output shows it): the call is in the
-    store, with its exit code, and the episode says "running" (it never ended)."""
+    """A chat process killed with SIGKILL after a call ran, while it waits at the next confirmation: the call
+    is in the store, with its exit code, and the episode says "running" (it never ended). (Killing it as soon
+    as the call's line shows raced the model's next turn, which may end the episode.)"""
     home = use_home(monkeypatch, tmp_path / "home")
     publish("demo", emitter_model())
     db = tmp_path / "t.db"
@@ -420,10 +421,13 @@ def test_kill_9_keeps_every_call(tmp_path, ws, monkeypatch):
         term.expect(PROMPT)
         term.send(BROKEN + ENTER)
         asked = term.expect(r"run it\?")
+        term.send("n")
+        asked = term.expect(r"run it\?", start=term.expect("declined", start=asked.end()).end())
         term.send("e")
         edit = term.expect("edit>", start=asked.end())
         term.send(CTRL_U + "exit 3" + ENTER)
-        term.expect(r"exit 3\s+\S+ \d+ ms", start=edit.end())  # it ran: the terminal shows its exit code
+        ran = term.expect(r"exit 3\s+\S+ \d+ ms", start=edit.end())  # it ran: its exit code shows
+        term.expect(r"run it\?", start=ran.end())  # and the next proposal waits for an answer
         term.proc.send_signal(signal.SIGKILL)
         term.proc.wait(timeout=30)
     finally:
