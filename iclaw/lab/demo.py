@@ -68,7 +68,6 @@ class DemoConfig:
     # 1e-4, not 4e-4: from the same three warm-ups (seeds 0-2), 26 steps at 1e-4 gave the hard families +6.7,
     # +6.7, +8.3 and overall +1.4, -1.4, +0.0; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (docs/LOG.md)
     grpo_lr: float = 1e-4
-    grpo_warmdown: float = 0.0
     beta: float = 0.04
     filter_zero_variance: bool = (
         True  # groups whose rewards are all equal carry no advantage: skip their update
@@ -153,7 +152,6 @@ def grpo_config(cfg: DemoConfig, **where) -> GRPOConfig:
         group_size=cfg.group_size,
         tasks_per_step=cfg.tasks_per_step,
         lr=cfg.grpo_lr,
-        warmdown=cfg.grpo_warmdown,
         beta=cfg.beta,
         max_turns=cfg.max_turns,
         temperature=cfg.temperature,

@@ -54,7 +54,6 @@ class GRPOConfig:
     group_size: int = 8  # G episodes per task
     tasks_per_step: int = 8  # global, across all ranks
     lr: float = 1e-4
-    warmdown: float = 0.0  # the last fraction of the steps, over which lr falls linearly to 0 (as nanochat)
     beta: float = 0.04  # KL coefficient
     eps: float = 0.2
     eps_high: float | None = None
@@ -372,10 +371,6 @@ def train_grpo(
 
             # update: ppo_epochs optimizer steps on the KL-anchored loss
             t1 = time.time()
-            left = (cfg.steps - step) / cfg.steps  # the fraction of the run still to go
-            lr = cfg.lr * min(1.0, left / cfg.warmdown) if cfg.warmdown else cfg.lr
-            for g in opt.param_groups:
-                g["lr"] = lr
             keep = torch.ones_like(rewards, dtype=torch.bool)
             if cfg.filter_zero_variance:
                 keep = filter_zero_variance(rewards, cfg.group_size)
@@ -416,7 +411,7 @@ def train_grpo(
                 m[k] = stats.get(k, 0.0)
             if cfg.sft_coef > 0:
                 m["sft_loss"] = stats.get("sft_loss", 0.0)
-            m.update(lr=lr, t_rollout=t_rollout, t_train=time.time() - t1, rows=int(sel.numel()))
+            m.update(lr=cfg.lr, t_rollout=t_rollout, t_train=time.time() - t1, rows=int(sel.numel()))
             step += 1
             run.log(step, m)
             progress(1, step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"],
