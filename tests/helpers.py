@@ -3,12 +3,20 @@
 import random
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from iclaw.tasks import FAMILIES, Task
 from iclaw.tasks.family import Instance
+
+
+def run_iclaw(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m iclaw ARGS` as a subprocess, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "iclaw", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
 
 
 def draws(name: str, n: int = 40, seed: object = None) -> list[Instance]:

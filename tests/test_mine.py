@@ -1,0 +1,163 @@
+"""Mining tasks from the trajectory store (`iclaw tasks mine`): real sqlite files, a real sandbox that checks
+each mined task, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import run_iclaw
+
+from iclaw.errors import IclawError
+from iclaw.tasks import Task, Verifier, load_tasks, mine_tasks, save_tasks
+from iclaw.tools.sandbox import Limits, Sandbox
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    return Sandbox(Limits(timeout_s=5.0))
+
+
+def call(turn, tool, inp, exit_code, stdout="", stderr="", cwd=None):
+    return {
+        "turn": turn,
+        "tool": tool,
+        "input": inp,
+        "stdout": stdout,
+        "stderr": stderr,
+        "exit_code": exit_code,
+        "duration_ms": 3.0,
+        "timed_out": False,
+        "signal": None,
+        "cwd": cwd,
+    }
+
+
+def test_mine_tasks_from_store(tmp_path, sandbox):
+    from iclaw.store import Store
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "names.txt").write_text("b\na\nc\n")
+    (work / ".secret").write_text("hidden files are not copied")
+    store = Store(tmp_path / "traj.db")
+    fixed = [
+        call(0, "bash", "sotr names.txt", 127, stderr="bash: sotr: command not found", cwd=str(work)),
+        call(1, "bash", "ls", 0, stdout="names.txt\n", cwd=str(work)),
+        call(2, "bash", "sort names.txt", 0, stdout="a\nb\nc\n", cwd=str(work)),
+    ]
+    e1 = store.log_episode(source="chat", tool_calls=fixed)
+    store.log_episode(source="chat", tool_calls=fixed)  # the same fix again: a duplicate
+    e3 = store.log_episode(
+        source="chat",
+        final_command='print("hi")',
+        tool_calls=[
+            call(0, "python", 'print("hi"', 1, stderr="SyntaxError: '(' was never closed"),
+            call(1, "python", 'print("hi")', 0, stdout="hi\n"),
+        ],
+    )
+    store.rate(e3, "good")
+    # only successes: nothing to learn
+    store.log_episode(source="chat", tool_calls=[call(0, "bash", "echo ok", 0, stdout="ok\n")])
+    # the fixture is gone (cwd deleted) and the "fix" needs it: dropped by the re-run check
+    store.log_episode(
+        source="grpo",
+        tool_calls=[
+            call(0, "bash", "cta gone.txt", 127, cwd=str(tmp_path / "deleted")),
+            call(1, "bash", "cat gone.txt", 0, stdout="x\n", cwd=str(tmp_path / "deleted")),
+        ],
+    )
+    # the fixture comes from the task file the episode was generated from
+    task_file = tmp_path / "src.jsonl"
+    save_tasks(
+        [
+            Task(
+                id="src-1",
+                kind="bash",
+                family="wrong-file",
+                broken="cat notes.txt",
+                reference="cat notes_7b.txt",
+                files={"notes_7b.txt": "hello\n"},
+            )
+        ],
+        task_file,
+    )
+    store.log_episode(
+        source="grpo",
+        task_id="src-1",
+        tool_calls=[
+            call(0, "bash", "cat notes.txt", 1, stderr="cat: notes.txt: No such file or directory"),
+            call(1, "bash", "ls", 0, stdout="notes_7b.txt\n"),
+            call(2, "bash", "cat notes_7b.txt", 0, stdout="hello\n"),
+        ],
+    )
+    store.close()
+
+    unchecked = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=False)
+    mined = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=True, sandbox=sandbox)
+    assert len(unchecked) == 4 and len(mined) == 3
+    by_broken = {t.broken: t for t in mined}
+    t = by_broken["sotr names.txt"]
+    assert t.reference == "sort names.txt" and t.kind == "bash"  # the fix, not the `ls` in between
+    assert t.files == {"names.txt": "b\na\nc\n"} and t.multi_turn and t.broken_exit == 127
+    assert "command not found" in t.error
+    p = by_broken['print("hi"']
+    assert p.kind == "python" and p.reference == 'print("hi")' and p.files == {}
+    w = by_broken["cat notes.txt"]
+    assert w.reference == "cat notes_7b.txt" and w.files == {"notes_7b.txt": "hello\n"} and w.multi_turn
+    assert all(t.id.startswith("mined-") and t.family == "mined" for t in mined)
+    assert e1 >= 1
+
+    # the mined file is an ordinary task file: oracle passes, broken fails
+    save_tasks(mined, tmp_path / "mined.jsonl")
+    loaded = load_tasks(tmp_path / "mined.jsonl")
+    verdicts = Verifier(sandbox).verify_many([(t, c) for t in loaded for c in (t.reference, t.broken)])
+    assert [v.passed for v in verdicts] == [True, False] * len(loaded)
+
+    r = run_iclaw(
+        "tasks",
+        "mine",
+        "--db",
+        str(tmp_path / "traj.db"),
+        "--tasks",
+        str(task_file),
+        "--out",
+        str(tmp_path / "cli.jsonl"),
+    )
+    assert r.returncode == 0, r.stderr
+    assert load_tasks(tmp_path / "cli.jsonl") == loaded
+
+
+def test_mine_a_fix_the_user_typed_by_hand(tmp_path, sandbox):
+    """The policy failed on `cta notes.txt`, the user then typed `cat notes.txt` themselves: that pair is a
+    task. A next command that is another request (`sotr` -> `cat`), or runs elsewhere, is not."""
+    from iclaw.store import Store
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    for d in (work, other):
+        d.mkdir()
+        (d / "notes.txt").write_text("milk\neggs\n")
+    (work / "t.db-wal").write_text("")  # the store's own files are never part of a fixture
+    failed = [
+        call(0, "bash", "cta notes.txt", 127, stderr="bash: cta: command not found", cwd=str(work)),
+        call(0, "bash", "ls", 0, stdout="notes.txt\n", cwd=str(work)),
+        call(1, "bash", "touch notes.txt", 0, cwd=str(work)),  # the policy's wrong "fix" exits 0 too
+    ]
+    by_hand = [call(0, "bash", "cat notes.txt", 0, stdout="milk\neggs\n", cwd=str(work))]
+    with Store(tmp_path / "traj.db") as store:
+        store.log_episode(source="chat", tool_calls=failed)
+        store.log_episode(source="fix", tool_calls=by_hand)
+        store.log_episode(source="chat", tool_calls=[{**failed[0], "input": "sotr notes.txt"}])
+        store.log_episode(source="chat", tool_calls=by_hand)  # not a small edit of `sotr notes.txt`
+        store.log_episode(source="chat", tool_calls=[{**failed[0], "cwd": str(other)}])
+        store.log_episode(source="chat", tool_calls=by_hand)  # another directory
+    (t,) = mine_tasks(tmp_path / "traj.db", check=True, sandbox=sandbox)
+    assert (t.broken, t.reference, t.kind, t.multi_turn) == ("cta notes.txt", "cat notes.txt", "bash", False)
+    assert t.files == {"notes.txt": "milk\neggs\n"} and "command not found" in t.error
+
+
+def test_mine_rejects_missing_or_foreign_db(tmp_path):
+    with pytest.raises(IclawError, match="no such trajectory database"):
+        mine_tasks(tmp_path / "none.db")
+    junk = tmp_path / "junk.db"
+    junk.write_text("this is not sqlite" * 100)
+    with pytest.raises(IclawError, match="not an iclaw trajectory database"):
+        mine_tasks(junk)
