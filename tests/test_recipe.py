@@ -37,6 +37,7 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
     sha = (shipped / registry.SHA_FILE).read_text().split()[0]
     assert (
         "made-up names" in card
+        and "copying from the conversation where the likeliest token has p < 0.5" in card
         and f"`{sha}`" in card
         and "| wrong-file |" in card
         and (shipped / "curves.png").stat().st_size > 0

@@ -85,6 +85,12 @@ def recipe_demos(train: list, sandbox, cfg: RecipeConfig) -> list:
     return demos + demonstrations(shown, sandbox, look_first=1.0, seed=cfg.seed)
 
 
+def _copying(s: dict) -> str:
+    """The card's words for the evaluation's decoding (EpisodeConfig.copy_below; none before it was recorded)."""
+    p = s.get("copy_below")
+    return f", copying from the conversation where the likeliest token has p < {p:g}" if p else ""
+
+
 def _novel(s: dict, c: dict) -> str:
     """The card's words for the demonstrations with made-up names (none before RecipeConfig.novel)."""
     if not s.get("novel_demonstrations"):
@@ -272,6 +278,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
         "train_tasks": len(train),
         "demonstrations": len(demos),
         "novel_demonstrations": len(novel),
+        "copy_below": ep.copy_below,
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
         "torch": torch.__version__,
     }
@@ -355,7 +362,8 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
         "",
         "![training curves](curves.png)",
         "",
-        f"## Held-out pass@1 (greedy, up to {c['max_turns']} turns, {fin_h['tasks']} generated held-out tasks)",
+        f"## Held-out pass@1 (greedy{_copying(s)}, up to {c['max_turns']} turns, {fin_h['tasks']} generated "
+        "held-out tasks)",
         "",
         f"overall: **{100 * fin_h['pass_at_1']:.1f} %** (after SFT alone: {100 * sft_h['pass_at_1']:.1f} %; GRPO "
         f"{s['grpo_gain']['delta']:+.1f} points, paired bootstrap 95 % interval [{s['grpo_gain']['lo']:+.1f}, "
