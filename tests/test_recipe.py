@@ -50,3 +50,4 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
     assert {"sft", "grpo"} <= set(state)
     again = run_recipe(cfg)  # both training phases are skipped; only the evaluation runs again
     assert again["sft"] == s["sft"] and again["grpo"]["run_id"] == s["grpo"]["run_id"]
+    assert again["seconds"] == s["seconds"]  # the card keeps the training run's wall time

@@ -266,11 +266,14 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     console.print(
         f"GRPO: {gain['delta']:+.1f} points held-out, 95 % interval [{gain['lo']:+.1f}, {gain['hi']:+.1f}]"
     )
+    if "seconds" not in state:  # the run that trained it; a rerun (evaluation only, --install) keeps its time
+        state["seconds"] = time.time() - t0
+        write_json(state_file, state)
     summary = {
         "config": asdict(cfg),
         "grpo_gain": gain,
         "commit": _git_commit(),
-        "seconds": time.time() - t0,
+        "seconds": state["seconds"],
         "sft": state["sft"],
         "grpo": state["grpo"],
         "heldout": {k: r.to_dict() for k, r in reports.items()},
