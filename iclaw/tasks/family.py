@@ -6,8 +6,9 @@ ones that do not behave (broken must fail, the fix must pass), so a recipe may b
 a typo that happens to be a real command is simply discarded.
 
 Design constraint (the GRPO demo depends on it): the policy is a tiny GPT trained from scratch, so a fix is
-one short shell line or a few short Python lines, and the error message determines the fix -- except in
-multi-turn families, where one look around (`ls`) determines it.
+one short shell line or a Python program of at most a dozen lines (it must fit one turn's 160 tokens), and
+the error message determines the fix -- except in multi-turn families, where one look around (`ls`)
+determines it.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@
 
 Each error names the missing name, and the program shows what it should be (the def below, the module, the
 word to quote); the accumulator's start value follows from its use (+= number: 0, *=: 1, .append: []).
-(UnboundLocalError -> `global x` is left out: its shortest fixed program is six lines, over the five-line
-budget of a Python fix.)
+(UnboundLocalError -> `global x` is left out.)
 Source: Python: NameError.
 """
 
