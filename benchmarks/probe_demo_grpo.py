@@ -4,6 +4,7 @@
     python benchmarks/probe_demo_grpo.py --tasks-dir runs/demo --steps 60 --every 15
     python benchmarks/probe_demo_grpo.py --sft muon --tasks-dir runs/probe  # its own warm-up, by Muon
     python benchmarks/probe_demo_grpo.py --set sft_coef=2 --set grpo_single_share=1  # other GRPO settings
+    python benchmarks/probe_demo_grpo.py --ptx look-first  # PPO-ptx on "ls, then the fix" demonstrations only
 
 GRPO exactly as the demo runs it (its GRPOConfig, task pool and ptx demonstrations) from the registered
 `demo-sft`, resumed every --every steps; after each stretch the checkpoint is evaluated greedily on dev tasks
@@ -59,6 +60,12 @@ def main() -> None:
         metavar="FIELD=VALUE",
         help="change one DemoConfig field for this probe (repeatable), e.g. sft_coef=2",
     )
+    ap.add_argument(
+        "--ptx",
+        choices=["warm-up", "look-first"],
+        default="warm-up",
+        help="PPO-ptx imitates the warm-up's demonstrations (the demo's), or only their 'ls, then the fix' forms",
+    )
     args = ap.parse_args()
     cfg = DemoConfig()
     for item in args.set:
@@ -84,6 +91,9 @@ def main() -> None:
     single = [t for t in train if t.reference and not t.multi_turn]
     demos = demonstrations(single, sandbox, look_first=cfg.look_first, retry=cfg.retry, seed=cfg.seed)
     pool = grpo_pool(train, hard, cfg.seed, cfg.grpo_single_share)
+    ptx = demos
+    if args.ptx == "look-first":  # GRPO opens most single-turn episodes with `ls`: imitate the fix after one
+        ptx = demonstrations(single, sandbox, look_first=1.0, seed=cfg.seed)[len(single) :]
     ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
     if args.sft:  # the demo's warm-up (lab/demo.py), only the optimizer differs
         cfg = replace(cfg, sft_optimizer=args.sft)
@@ -120,7 +130,7 @@ def main() -> None:
             verifier=verifier,
             resume=upto > args.every,
             show_progress=False,
-            demos=demos,
+            demos=ptx,
         )
         seconds += res["seconds"]
         r = dev_eval("probe-grpo")
