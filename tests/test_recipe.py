@@ -42,7 +42,9 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
         and "| wrong-file |" in card
         and (shipped / "curves.png").stat().st_size > 0
     )
-    assert json.loads((shipped / "config.json").read_text())["trimmed"] is True
+    info = json.loads((shipped / "config.json").read_text())
+    assert info["trimmed"] is True
+    assert info["parent"].startswith("toy-sft/checkpoints/step") and str(tmp_path) not in info["parent"]
     model, meta = registry.load("toy")  # a user's "toy" exists too (the recipe published it): theirs wins
     assert meta["name"] == "toy" and model.vocab is not None
 

@@ -416,6 +416,11 @@ def install_builtin(name: str, ckpt: Path, out: Path) -> Path:
     tmp.mkdir(parents=True)
     for f in ("model.safetensors", "config.json", "vocab.json", "MODEL_CARD.md", "curves.png", SHA_FILE):
         shutil.copy2(ckpt / f, tmp / f)
+    info = json.loads((tmp / "config.json").read_text())
+    # the training machine's path means nothing elsewhere: keep NAME-sft/checkpoints/ID
+    if info.get("parent"):
+        info["parent"] = "/".join(Path(info["parent"]).parts[-3:])
+        (tmp / "config.json").write_text(json.dumps(info, indent=2) + "\n")
     shutil.rmtree(dst, ignore_errors=True)
     tmp.rename(dst)
     console.print(f"installed {name} into {dst}")
