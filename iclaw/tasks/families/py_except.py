@@ -53,17 +53,14 @@ def make(rng: random.Random) -> Instance:
     else:
         inputs = draw(rng)
     k, default = rng.randint(10, 99), rng.choice(["0", "-1", "None"])
-    call = body.format(arg=arg, table="TABLE" if exc == "KeyError" else "", items="ITEMS", k=k)
+    call = body.format(arg=arg, table="TABLE", items="ITEMS", k=k)
     head = {"KeyError": f"TABLE = {table}\n\n", "IndexError": f"ITEMS = {items}\n\n"}.get(exc, "")
     loop = f"for x in {inputs!r}:\n    print({fn}(x))".replace("'", '"')
     shape = rng.randrange(3)
     if shape == 0:  # py2 `except E, e:` -- the handler uses e
-        handler = rng.choice(['print("bad input:", @e)', f'print("skipping", {arg}, "-", @e)', "print(@e)"])
+        handler = rng.choice(['print("bad input:", e)', f'print("skipping", {arg}, "-", e)', "print(e)"])
         code = f"{head}def {fn}({arg}):\n    try:\n        {call}\n    except {exc}#:\n        {handler}\n\n{loop}"
-        return Instance(
-            broken=code.replace("#", ", e").replace("@", ""),
-            reference=code.replace("#", " as e").replace("@", ""),
-        )
+        return Instance(broken=code.replace("#", ", e"), reference=code.replace("#", " as e"))
     if shape == 1:  # two types, no name
         code = f"{head}def {fn}({arg}):\n    try:\n        {call}\n    except #:\n        return {default}\n\n{loop}"
         a, b = (exc, other) if rng.random() < 0.5 else (other, exc)
