@@ -208,3 +208,32 @@ def test_overwrite_guard_asks_even_under_yes(tmp_path):
             send_later(inp, [key], delay=0.5)  # after the question is up: typed-ahead keys never answer
             assert asked(ep, bad) is want
     assert (tmp_path / "notes.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_final_look_is_not_a_fix(tmp_path, ws, monkeypatch):
+    """`ls` exits 0 but fixes nothing: the user edits the model's `echo hi` into `ls` at the confirmation, and
+    the episode is logged as failed, through the real sandbox. A look is the fix only of a mistyped look."""
+    from iclaw.agent.episode import EpisodeConfig
+    from iclaw.agent.fix import Fixer, FixResult, one_edit
+    from iclaw.agent.protocol import Action
+    from iclaw.agent.terminal import load_policy
+    from iclaw.tools.sandbox import Sandbox
+
+    use_home(monkeypatch, tmp_path / "home")
+    publish("demo", emitter_model())
+    cfg = EpisodeConfig(max_turns=1, temperature=0.0)
+    with Store(tmp_path / "t.db") as store, one_thread():
+        fixer = Fixer(load_policy("demo"), Sandbox(workspace=True), store, cfg, ws, source="fix")
+        res = fixer.run("bash", BROKEN, approve=lambda ep, a: Action("bash", "ls"))
+        ep = store.episode(res.episode_id)
+    assert res.final == "ls" and res.final_exit == 0 and res.only_looked and not res.fixed
+    assert ep["status"] == "failed" and ep["meta"]["fixed"] is False
+
+    def verdict(broken: str, final: str) -> bool:
+        return FixResult("bash", broken, None, final=final, final_exit=0).only_looked
+
+    assert verdict("gerp milk notes.txt", "ls") and verdict("cta notes.txt", "ls -la")
+    assert not verdict("sl", "ls") and not verdict("ls -j", "ls -l") and not verdict("pdw", "pwd")
+    assert not verdict("cat notes.tx", "ls | head") and not verdict("cta notes.txt", "cat notes.txt")
+    assert one_edit("ehco", "echo") and one_edit("gti", "git") and one_edit("lss", "ls")
+    assert not one_edit("less", "ls") and not one_edit("gerp", "ls")

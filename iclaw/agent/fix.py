@@ -11,6 +11,7 @@ stays status "running"); the statuses and meta["end"] values are listed in iclaw
 
 "Verified" means the fix ran: the final command (the last tool call of the request's kind, as for tasks) is
 judged by the exit code of its own run inside the episode: status "passed" when it exited 0, else "failed".
+A final `ls` or `pwd` (the policy's look before a fix) is not a fix of some other command, whatever it exits.
 It is deliberately not run a second time: in a user's working directory a second run of e.g. `mkdir out`
 would fail because the first one worked.
 """
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # episode.py imports torch; chat imports this module before t
     from iclaw.agent.episode import Episode, EpisodeConfig
 
 MAX_INPUT_CHARS = 64 * 1024  # a command (or snippet) longer than this is refused before anything runs
+LOOKS = ("ls", "pwd")  # what the policy runs to look around before its fix: as the last command, not a fix
 
 
 @dataclass
@@ -48,11 +50,21 @@ class FixResult:
         return self.first is not None and self.first.exit_code != 0
 
     @property
+    def only_looked(self) -> bool:
+        """The last command only looked around (`ls` after `gerp milk notes.txt`): it exits 0 but fixes nothing.
+        A look is the fix when the user's command was that look with a typo or other arguments (`sl`, `ls -j`)."""
+        if self.kind != "bash" or not self.final:
+            return False
+        final, broken = self.final.split(), self.broken.split() or [""]
+        plain = not any(c in self.final for c in "|;&<>")
+        return plain and final[0] in LOOKS and not one_edit(broken[0], final[0])
+
+    @property
     def fixed(self) -> bool:
         """A fix ran and exited 0 (or the command worked as given)."""
         if not self.needed_fix:
             return self.first is not None
-        return self.final is not None and self.final_exit == 0
+        return self.final is not None and self.final_exit == 0 and not self.only_looked
 
     @property
     def command(self) -> str:
@@ -73,6 +85,20 @@ class FixResult:
             "episode": self.episode_id,
             "changed": self.command != self.broken,
         }
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Equal, or one character inserted, deleted, replaced, or two neighbours swapped (`sl` / `ls`)."""
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        swap = (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and (a[diff[0]], a[diff[1]]) == (b[diff[1]], b[diff[0]])
+        )
+        return len(diff) == 1 or swap
+    short, long = sorted((a, b), key=len)
+    return len(long) - len(short) == 1 and any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
 def clean_text(text: str) -> str:
@@ -308,7 +334,7 @@ def fix_main(
     temperature: float = 0.7,
     cwd: Path | None = None,
 ) -> int:
-    """`iclaw fix`: returns the process exit code (0: the final command ran with exit 0; 1: not fixed;
+    """`iclaw fix`: returns the process exit code (0: fixed, see FixResult.fixed; 1: not fixed;
     130: cancelled). The transcript goes to stderr; stdout gets only the fixed command (or, with --json,
     one JSON object), so `$(iclaw fix ...)` and `iclaw fix ... --json | jq` work."""
     import json

@@ -147,6 +147,8 @@ class Transcript:
                 c.print(f"[yellow]{escape(res.note)}[/]")
             if res.fixed:
                 c.print(f"[bold green]fixed:[/] {escape(res.final)}")
+            elif res.only_looked and res.final_exit == 0:
+                c.print(f"[bold red]no fix[/] [dim](the model only looked: {escape(res.final)})[/]")
             else:
                 why = res.episode.status if res.episode else "?"
                 c.print(f"[bold red]no working fix[/] [dim]({why})[/]")
