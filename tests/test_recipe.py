@@ -1,10 +1,11 @@
 """`iclaw train recipe` end to end at a toy size (a few seconds): tasks, SFT with a trimmed
 vocabulary, GRPO, held-out eval, the model card with its sha256, the installed built-in copy, and a rerun
-that skips the finished phases."""
+that skips the finished phases; a run stopped by Ctrl-C counts its time into the card's wall time."""
 
 import json
 
 from iclaw.model import registry
+from iclaw.train import recipe
 from iclaw.train.recipe import RecipeConfig, run_recipe
 
 
@@ -26,7 +27,13 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
         more_tasks=(("cmd-typo", 2), ("win-habit", 5)),  # a family the run does not have is left out
         novel=0.5,
     )
+    asked = iter([True])  # Ctrl-C during SFT: the loop stops, nothing is published
+    monkeypatch.setattr(recipe, "stop_requested", lambda: next(asked, False))
+    assert run_recipe(cfg) == {"stopped": "sft"}
+    stopped = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert "sft" not in stopped and stopped["spent"] > 0
     s = run_recipe(cfg, install=True)
+    assert s["seconds"] > stopped["spent"]  # both invocations' time
     assert set(s["heldout"]) == {"toy-sft", "toy"} and s["heldout"]["toy"]["tasks"] == 6
     assert s["train_tasks"] == 3 * 3 + 2
     novel = [json.loads(line) for line in (tmp_path / "run" / "novel.jsonl").read_text().splitlines()]

@@ -137,6 +137,12 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     if state and state.get("config") != config:
         raise IclawError(f"{state_file}: made with another config; use another --out-dir or delete it")
     state["config"] = config
+    spent = state.get("spent", 0.0)  # seconds of earlier invocations that stopped (Ctrl-C) before the end
+
+    def save_state() -> None:
+        state["spent"] = spent + time.time() - t0
+        write_json(state_file, state)
+
     sandbox = safe_sandbox(allow_unsafe)
     verifier = Verifier(sandbox)
     dev = default_device()
@@ -196,6 +202,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
                 res = train_sft(model, demos + novel, sft_cfg, device=dev, progress=progress, log=log.log)
             if stop_requested():
                 console.print("[yellow]Ctrl-C during SFT: nothing published; a rerun starts SFT again[/]")
+                save_state()
                 return {"stopped": "sft"}
             meta = {
                 "source": f"recipe:{run_id}",
@@ -204,7 +211,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
             }
             registry.publish(sft_name, model, meta=meta)
             state["sft"] = {**res, "run_id": run_id}
-            write_json(state_file, state)
+            save_state()
 
         # 3. GRPO with the KL term on every family --------------------------------------------------------
         if "grpo" not in state:
@@ -225,7 +232,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
             )
             resume = registry.latest_id(cfg.name) is not None and state.get("grpo_started", False)
             state["grpo_started"] = True
-            write_json(state_file, state)
+            save_state()
             grpo = train_grpo(
                 g,
                 train,
@@ -238,9 +245,10 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
             )
             if stop_requested():
                 console.print("[yellow]Ctrl-C during GRPO: published where it stopped; a rerun resumes it[/]")
+                save_state()
                 return {"stopped": "grpo"}
             state["grpo"] = {k: v for k, v in grpo.items() if k != "history"}
-            write_json(state_file, state)
+            save_state()
 
     # 4. held-out and outside-set evaluation, greedy ------------------------------------------------------
     ep = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=MAX_NEW_TOKENS, temperature=0.0)
@@ -266,9 +274,11 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     console.print(
         f"GRPO: {gain['delta']:+.1f} points held-out, 95 % interval [{gain['lo']:+.1f}, {gain['hi']:+.1f}]"
     )
-    if "seconds" not in state:  # the run that trained it; a rerun (evaluation only, --install) keeps its time
-        state["seconds"] = time.time() - t0
-        write_json(state_file, state)
+    if (
+        "seconds" not in state
+    ):  # the invocations that trained it; a rerun (evaluation only, --install) keeps it
+        state["seconds"] = spent + time.time() - t0
+        save_state()
     summary = {
         "config": asdict(cfg),
         "grpo_gain": gain,
