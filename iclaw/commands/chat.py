@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
     app.command(
         "fix",
         help="Run one command, let the model fix it if it fails, verify the fix by its run, print the fixed "
-        "command. Exit 0 when the final command exited 0. Example: iclaw fix 'ehco hi' --yes",
+        "command. Exit 0 when the final command exited 0 (a final `ls` or `pwd` that only looked does not "
+        "count). Example: iclaw fix 'ehco hi' --yes",
     )(fix)
 
 
