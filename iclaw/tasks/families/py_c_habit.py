@@ -30,7 +30,7 @@ def make(rng: random.Random) -> Instance:
     xs = rng.choice(["nums", "scores", "values", "prices", "ages", "sizes", "counts", "marks"])
     n = rng.choice(["count", "total", "hits", "n", "seen", "found_count", "matches", "k"])
     t = rng.randint(10, 90)
-    shape = rng.randrange(7)
+    shape = rng.randrange(6)
     if shape == 0:  # ++ / --
         op, py = rng.choice([("++", "+= 1"), ("++", "+= 1"), ("--", "-= 1")])
         start = 0 if op == "++" else rng.randint(10, 20)
