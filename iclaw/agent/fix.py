@@ -53,9 +53,9 @@ class FixResult:
     def only_looked(self) -> bool:
         """The last command only looked around (`ls` after `gerp milk notes.txt`): it exits 0 but fixes nothing.
         A look is the fix when the user's command was that look with a typo or other arguments (`sl`, `ls -j`)."""
-        if self.kind != "bash" or not self.final:
+        final, broken = (self.final or "").split(), self.broken.split() or [""]
+        if self.kind != "bash" or not final:
             return False
-        final, broken = self.final.split(), self.broken.split() or [""]
         plain = not any(c in self.final for c in "|;&<>")
         return plain and final[0] in LOOKS and not one_edit(broken[0], final[0])
 

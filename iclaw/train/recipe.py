@@ -274,9 +274,8 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     console.print(
         f"GRPO: {gain['delta']:+.1f} points held-out, 95 % interval [{gain['lo']:+.1f}, {gain['hi']:+.1f}]"
     )
-    if (
-        "seconds" not in state
-    ):  # the invocations that trained it; a rerun (evaluation only, --install) keeps it
+    # the invocations that trained it; a rerun (evaluation only, --install) keeps it
+    if "seconds" not in state:
         state["seconds"] = spent + time.time() - t0
         save_state()
     summary = {
