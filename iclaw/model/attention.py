@@ -69,10 +69,19 @@ def attention_mask(q_len: int, start: int, key_mask: torch.Tensor | None) -> tor
     return causal[None, None] & key_mask[:, None, None, :s]
 
 
+# In bf16 on a CPU, SDPA's causal kernel (forward + backward) is 1.5-3x slower than plain matmuls up to about
+# 256 tokens and faster past ~320 (benchmarks/bench_attention.py): training batches of short episodes go plain.
+PLAIN_MAX_T = 256
+
+
 def attend(q, k, v, mask, dropout: float):
     """softmax(q k^T / sqrt(d)) v with an optional boolean mask (None = causal). q (B, H, T, d), k (B, H|1, S, d)."""
-    if q.size(2) == 1 and mask is not None:
-        # one decoding step: plain matmuls beat SDPA's masked CPU kernel for a single query
+    T = q.size(2)
+    plain = mask is None and T <= PLAIN_MAX_T and dropout == 0.0
+    plain = plain and q.device.type == "cpu" and q.dtype == torch.bfloat16
+    if (T == 1 and mask is not None) or plain:  # (one decoding step: SDPA's masked CPU kernel is slower too)
+        if mask is None:
+            mask = torch.ones(T, k.size(2), dtype=torch.bool, device=q.device).tril(k.size(2) - T)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
         return att @ v

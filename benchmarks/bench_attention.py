@@ -1,0 +1,100 @@
+"""Attention on a CPU in bf16: SDPA's causal kernel against plain matmuls (iclaw/model/attention.py's `attend`).
+
+    python benchmarks/bench_attention.py          # about a minute on 2 cores
+
+Two tables, both sides measured in the same run, interleaved: attention alone (forward + backward, batch 16, the
+shipped policy's 6 heads of 32 and the demo's 4), and a whole SFT step of the recipe's model (6 x 192, RoPE, a
+6,016-row vocabulary, Muon) with `PLAIN_MAX_T` at 0 (SDPA everywhere) and at its default. The ratio is SDPA's
+time over plain's: above 1, plain is faster. Needs bf16 autocast (`iclaw doctor`); on an fp32-only CPU the plain
+path is never taken.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+
+import iclaw.model.attention as attention
+from iclaw.model.gpt import GPT, autocast, bf16_supported, preset
+from iclaw.model.vocab import Vocab
+from iclaw.train.optim import configure_optimizers
+from iclaw.train.sft import sft_loss
+
+
+def timed(fn, repeats: int) -> float:
+    fn()  # warm-up: oneDNN builds its kernels for the shape
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def sdpa(q, k, v) -> None:
+    F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+
+
+def plain(q, k, v) -> None:
+    t = q.size(2)
+    att = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+    (
+        att.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf")).softmax(-1) @ v
+    ).sum().backward()
+
+
+def sft_step(model, opt, idx: torch.Tensor, mask: torch.Tensor) -> None:
+    with autocast("cpu", True):
+        loss = sft_loss(model, idx, mask)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+
+
+def attention_table() -> None:
+    print("attention forward + backward, bf16, batch 16 (ms, median of 5)")
+    print(f"{'heads x dim':>12} {'T':>5} {'SDPA':>8} {'plain':>8} {'ratio':>6}")
+    for h, d in ((6, 32), (4, 32)):
+        for t in (64, 128, 192, 256, 320, 512):
+            q, k, v = (torch.randn(16, h, t, d, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+
+            a, b = timed(partial(sdpa, q, k, v), 5), timed(partial(plain, q, k, v), 5)
+            print(f"{f'{h} x {d}':>12} {t:>5} {a:>8.1f} {b:>8.1f} {a / b:>6.2f}")
+
+
+def sft_step_table() -> None:
+    torch.manual_seed(0)
+    ids = list(range(6000))
+    model = GPT(preset("small", pos="rope"), Vocab.build([ids]))
+    opt = configure_optimizers(model, "muon", 2e-3, 0.1, ns_bf16=True)
+    model.train()
+    g = torch.Generator().manual_seed(0)
+    default = attention.PLAIN_MAX_T
+    print(
+        f"\nSFT step of the recipe's model ({model.num_params() / 1e6:.2f}M params), bf16, batch 16 (ms, median of 8)"
+    )
+    print(f"{'T':>5} {'SDPA':>8} {'plain<=' + str(default):>10} {'ratio':>6}")
+    for t in (128, 192, 256, 320):
+        idx = torch.randint(0, len(ids), (16, t), generator=g)
+        mask = torch.zeros(16, t - 1)
+        mask[:, t // 2 :] = 1  # the policy's tokens: the later half
+
+        res = {0: [], default: []}
+        for _ in range(2):  # interleaved, so drift on a shared machine hits both sides
+            for cap in res:
+                attention.PLAIN_MAX_T = cap
+                res[cap].append(timed(partial(sft_step, model, opt, idx, mask), 4))
+        attention.PLAIN_MAX_T = default
+        a, b = statistics.median(res[0]), statistics.median(res[default])
+        print(f"{t:>5} {a:>8.1f} {b:>10.1f} {a / b:>6.2f}")
+
+
+if __name__ == "__main__":
+    if not bf16_supported("cpu"):
+        raise SystemExit("this CPU has no bf16 autocast (iclaw doctor): the plain path is never taken here")
+    attention_table()
+    sft_step_table()
