@@ -172,3 +172,27 @@ def test_every_variant_learns_and_scores(name):
     lp, _ = logprobs_and_entropy(m, data[:2, :12])
     assert lp.shape == (2, 11) and torch.isfinite(lp).all()
     lp[:, 4:].sum().backward()
+
+
+@pytest.mark.parametrize("kv_heads", [4, 1])  # MLA shares one rope key across heads: k (B, 1, S, d)
+def test_plain_bf16_attention_matches_sdpa(kv_heads):
+    # the short bf16 CPU path (plain matmuls) against PyTorch's SDPA in fp32: outputs and gradients agree
+    from torch.nn import functional as F
+
+    from iclaw.model.attention import PLAIN_MAX_T, attend
+
+    torch.manual_seed(0)
+    q = torch.randn(2, 4, 48, 16, requires_grad=True)
+    k, v = (torch.randn(2, kv_heads, 48, 16, requires_grad=True) for _ in range(2))
+    ref = F.scaled_dot_product_attention(q, k.expand_as(q), v.expand_as(q), is_causal=True)
+    (ref * ref).sum().backward()
+    want = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    qb, kb, vb = (t.bfloat16() for t in (q, k, v))
+    out = attend(qb, kb, vb, None, 0.0)
+    assert 48 <= PLAIN_MAX_T and out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), ref, atol=3e-2, rtol=3e-2)
+    (out.float() * out.float()).sum().backward()
+    for t, g in zip((q, k, v), want):
+        torch.testing.assert_close(t.grad, g, atol=0.15, rtol=0.05)
