@@ -69,8 +69,8 @@ def attention_mask(q_len: int, start: int, key_mask: torch.Tensor | None) -> tor
     return causal[None, None] & key_mask[:, None, None, :s]
 
 
-# In bf16 on a CPU, SDPA's causal kernel (forward + backward) is 1.5-3x slower than plain matmuls up to about
-# 256 tokens and faster past ~320 (benchmarks/bench_attention.py): training batches of short episodes go plain.
+# In bf16 on a CPU, SDPA's causal kernel (forward + backward) is slower than plain matmuls up to 256 tokens (3.3x
+# at 64, 1.2x at 256) and 2x faster at 512 (benchmarks/bench_attention.py): short training batches go plain.
 PLAIN_MAX_T = 256
 
 
