@@ -2,11 +2,12 @@
 
     python benchmarks/bench_attention.py          # about a minute on 2 cores
 
-Two tables, both sides measured in the same run, interleaved: attention alone (forward + backward, batch 16, the
-shipped policy's 6 heads of 32 and the demo's 4), and a whole SFT step of the recipe's model (6 x 192, RoPE, a
-6,016-row vocabulary, Muon) with `PLAIN_MAX_T` at 0 (SDPA everywhere) and at its default. The ratio is SDPA's
-time over plain's: above 1, plain is faster. Needs bf16 autocast (`iclaw doctor`); on an fp32-only CPU the plain
-path is never taken.
+Two tables, both sides measured in the same run, interleaved, SDPA everywhere (`PLAIN_MAX_T` = 0) against: plain
+at every length, for `attend` alone (forward + backward, batch 16, the shipped policy's 6 heads of 32 and the
+demo's 4), which shows where plain stops paying; and the default (plain up to 256 tokens), for a whole SFT step
+of the recipe's model (6 x 192, RoPE, a 6,016-row vocabulary, Muon). The ratio is SDPA's time over the other's:
+above 1, plain is faster. Needs bf16 autocast (`iclaw doctor`); on an fp32-only CPU the plain path is never
+taken.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import time
 from functools import partial
 
 import torch
-import torch.nn.functional as F
 
 import iclaw.model.attention as attention
 from iclaw.model.gpt import GPT, autocast, bf16_supported, preset
@@ -35,16 +35,23 @@ def timed(fn, repeats: int) -> float:
     return statistics.median(times) * 1000
 
 
-def sdpa(q, k, v) -> None:
-    F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+def attention_step(q, k, v) -> None:
+    attention.attend(q, k, v, None, 0.0).sum().backward()
 
 
-def plain(q, k, v) -> None:
-    t = q.size(2)
-    att = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
-    (
-        att.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf")).softmax(-1) @ v
-    ).sum().backward()
+def both(fn, repeats: int, cap: int) -> tuple[float, float]:
+    """fn's median ms with SDPA everywhere (PLAIN_MAX_T = 0) and with PLAIN_MAX_T = cap, interleaved twice so
+    drift on a shared machine hits both sides."""
+    default = attention.PLAIN_MAX_T
+    res: dict[int, list[float]] = {0: [], cap: []}
+    try:
+        for _ in range(2):
+            for cap in res:
+                attention.PLAIN_MAX_T = cap
+                res[cap].append(timed(fn, repeats))
+    finally:
+        attention.PLAIN_MAX_T = default
+    return statistics.median(res[0]), statistics.median(res[cap])
 
 
 def sft_step(model, opt, idx: torch.Tensor, mask: torch.Tensor) -> None:
@@ -56,13 +63,14 @@ def sft_step(model, opt, idx: torch.Tensor, mask: torch.Tensor) -> None:
 
 
 def attention_table() -> None:
-    print("attention forward + backward, bf16, batch 16 (ms, median of 5)")
+    print("`attend` forward + backward, bf16, batch 16 (ms, median of 6)")
     print(f"{'heads x dim':>12} {'T':>5} {'SDPA':>8} {'plain':>8} {'ratio':>6}")
     for h, d in ((6, 32), (4, 32)):
         for t in (64, 128, 192, 256, 320, 512):
             q, k, v = (torch.randn(16, h, t, d, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-
-            a, b = timed(partial(sdpa, q, k, v), 5), timed(partial(plain, q, k, v), 5)
+            a, b = both(
+                partial(attention_step, q, k, v), 3, cap=t
+            )  # plain at every length, to see where it stops paying
             print(f"{f'{h} x {d}':>12} {t:>5} {a:>8.1f} {b:>8.1f} {a / b:>6.2f}")
 
 
@@ -82,14 +90,7 @@ def sft_step_table() -> None:
         idx = torch.randint(0, len(ids), (16, t), generator=g)
         mask = torch.zeros(16, t - 1)
         mask[:, t // 2 :] = 1  # the policy's tokens: the later half
-
-        res = {0: [], default: []}
-        for _ in range(2):  # interleaved, so drift on a shared machine hits both sides
-            for cap in res:
-                attention.PLAIN_MAX_T = cap
-                res[cap].append(timed(partial(sft_step, model, opt, idx, mask), 4))
-        attention.PLAIN_MAX_T = default
-        a, b = statistics.median(res[0]), statistics.median(res[default])
+        a, b = both(partial(sft_step, model, opt, idx, mask), 4, cap=default)
         print(f"{t:>5} {a:>8.1f} {b:>10.1f} {a / b:>6.2f}")
 
 
