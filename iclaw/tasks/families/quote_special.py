@@ -2,7 +2,7 @@
 
     echo 'it's done'              unexpected EOF while looking for matching `''   -> echo "it's done"
     echo total (3 items)          syntax error near unexpected token `('          -> echo "total (3 items)"
-    echo salt & pepper            pepper: command not found                        -> echo "salt & pepper"
+    grep salt & pepper menu.txt   pepper: command not found                        -> grep "salt & pepper" menu.txt
     awk -F, "{print $1, $2}" f    awk: syntax error at or near ,                   -> awk -F, '{print $1, $2}' f
 
 An apostrophe ends a single-quoted string; ( ) and & are shell syntax; inside double quotes the shell expands
@@ -64,14 +64,28 @@ def bare(rng: random.Random) -> tuple[str, str]:
             f"total ({n} items)",
             f"{w} done {rng.choice(SMILEYS)}",
             f"thanks {name} {rng.choice(SMILEYS)}",
-            rng.choice(PAIRS),
-            f"{name} & {rng.choice(pools.NAMES)}",
-            f"{w} & {rng.choice(pools.WORDS)} ltd",
         ]
     )
-    # `echo a & b | wc -c` exits 0 (the last stage succeeds): with & only the plain commands fail visibly
-    cmd = rng.choice(ECHO[:2] if "&" in text else ECHO)
+    cmd = rng.choice(ECHO)
     return cmd.replace("X", text), cmd.replace("X", f'"{text}"')
+
+
+def ampersand(rng: random.Random) -> tuple[str, str, dict[str, str]]:
+    """grep for a phrase with a bare &: the shell runs `grep salt` in the background and `pepper f` fails.
+    Not echo: a background `echo salt` prints or not depending on whether the sandbox is torn down first,
+    which made generation differ between runs; a background grep reads /dev/null and prints nothing."""
+    text = rng.choice(
+        [
+            rng.choice(PAIRS),
+            f"{rng.choice(pools.NAMES)} & {rng.choice(pools.NAMES)}",
+            f"{rng.choice(pools.WORDS)} & co",
+        ]
+    )
+    fname = pools.filename(rng, ["txt", "md", "log"])
+    rows = pools.lines(rng, rng.randint(2, 5)) + [f"{text} {rng.choice(pools.WORDS)}"]
+    rng.shuffle(rows)
+    files = {fname: "".join(r + "\n" for r in rows)}
+    return f"grep {text} {fname}", f'grep "{text}" {fname}', files
 
 
 def awk(rng: random.Random) -> tuple[str, str, dict[str, str]]:
@@ -101,11 +115,14 @@ def awk(rng: random.Random) -> tuple[str, str, dict[str, str]]:
 
 def make(rng: random.Random) -> Instance:
     shape = rng.randrange(4)
-    if shape == 3:
-        broken, reference, files = awk(rng)
-        return Instance(broken=broken, reference=reference, files=files)
-    broken, reference = apostrophe(rng) if shape < 2 else bare(rng)
-    return Instance(broken=broken, reference=reference)
+    if shape < 2:
+        broken, reference = apostrophe(rng)
+        return Instance(broken=broken, reference=reference)
+    if shape == 2 and rng.randrange(8) >= 3:  # & keeps the share of these it had when it was echoed
+        broken, reference = bare(rng)
+        return Instance(broken=broken, reference=reference)
+    broken, reference, files = awk(rng) if shape == 3 else ampersand(rng)
+    return Instance(broken=broken, reference=reference, files=files)
 
 
 FAMILY = Family(
