@@ -46,9 +46,9 @@ def both(fn, repeats: int, cap: int) -> tuple[float, float]:
     res: dict[int, list[float]] = {0: [], cap: []}
     try:
         for _ in range(2):
-            for cap in res:
-                attention.PLAIN_MAX_T = cap
-                res[cap].append(timed(fn, repeats))
+            for limit in res:
+                attention.PLAIN_MAX_T = limit
+                res[limit].append(timed(fn, repeats))
     finally:
         attention.PLAIN_MAX_T = default
     return statistics.median(res[0]), statistics.median(res[cap])
@@ -68,9 +68,8 @@ def attention_table() -> None:
     for h, d in ((6, 32), (4, 32)):
         for t in (64, 128, 192, 256, 320, 512):
             q, k, v = (torch.randn(16, h, t, d, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-            a, b = both(
-                partial(attention_step, q, k, v), 3, cap=t
-            )  # plain at every length, to see where it stops paying
+            # plain at every length (cap = t), to see where it stops paying
+            a, b = both(partial(attention_step, q, k, v), 3, cap=t)
             print(f"{f'{h} x {d}':>12} {t:>5} {a:>8.1f} {b:>8.1f} {a / b:>6.2f}")
 
 
