@@ -188,3 +188,36 @@ def test_python_task_fix_uses_last_python_call():
         run_episodes(pol, eps, sb, EpisodeConfig(max_turns=3))
     judge(eps, Verifier(sb))
     assert eps[0].final == "print('hi')" and eps[0].passed
+
+
+class RecordingPolicy(ScriptedPolicy):
+    """A scripted policy that notes the temperature it is asked to sample at, turn by turn."""
+
+    def __init__(self, actions):
+        super().__init__(actions)
+        self.temperatures = []
+
+    def sample(self, prompts, max_new_tokens, **kw):
+        self.temperatures.append(kw["temperature"])
+        return super().sample(prompts, max_new_tokens, **kw)
+
+
+def _declining_once(flag: bool) -> tuple[list[float], object]:
+    pol = RecordingPolicy([("bash", "cat notes.txt"), ("bash", "ls"), ("bash", "cat notes_7b.txt")])
+    decisions = iter([False, True, True])  # the user declines the first proposal, approves the rest
+    cfg = EpisodeConfig(max_turns=3, temperature=0.7, greedy_until_declined=flag)
+    with Workdirs() as wd:
+        eps = task_episodes([WRONG_FILE], 1, wd)
+        run_episodes(
+            pol, eps, _sandbox(), cfg, approve=lambda ep, action: action if next(decisions) else None
+        )
+    return pol.temperatures, eps[0]
+
+
+def test_greedy_until_the_user_declines():
+    """Chat's proposals: the likeliest one first; after a decline the policy samples, so the next can differ."""
+    temps, e = _declining_once(True)
+    assert temps == [0.0, 0.7, 0.7]
+    assert e.n_declined == 1 and [c["input"] for c in e.tool_calls] == ["ls", "cat notes_7b.txt"]
+    temps, e = _declining_once(False)
+    assert temps == [0.7, 0.7, 0.7] and e.n_declined == 1

@@ -257,7 +257,9 @@ class Chat:
         self.maybe_reload()
         from iclaw.agent.episode import EpisodeConfig
 
-        cfg = EpisodeConfig(max_turns=self.max_turns, temperature=self.temperature)
+        cfg = EpisodeConfig(
+            max_turns=self.max_turns, temperature=self.temperature, greedy_until_declined=True
+        )
         fixer = Fixer(
             self.policy, self.sandbox, store, cfg, self.cwd, source="chat", model_name=self.model_name
         )

@@ -38,6 +38,9 @@ class EpisodeConfig:
     max_turns: int = 2  # policy turns; the last call of the task's kind is the fix
     max_new_tokens: int = 160  # per turn: a fixed Python program is a few lines, longer than a shell fix
     temperature: float = 1.0  # 0 = greedy
+    # chat: propose the likeliest command first (as `iclaw fix` does); sample at `temperature` only once the
+    # user has declined one, so the next proposal can differ
+    greedy_until_declined: bool = False
     # greedy only: where the policy's likeliest token has p < this, copy the context instead (sampler.py);
     # the shipped policy on dev 78.1 -> 79.5 %, with made-up names 20.1 -> 30.8 % (docs/LOG.md, 2026-12-05)
     copy_below: float = 0.5
@@ -64,6 +67,7 @@ class Episode:
     status: str = "running"  # how it ended: submitted | max_turns | truncated | no_fix (store/schema.py ENDS)
     n_turns: int = 0
     n_invalid: int = 0
+    n_declined: int = 0
     final: str | None = None  # the submitted fix
     passed: bool | None = None
     reward: float | None = None
@@ -138,10 +142,11 @@ def run_episodes(
         if not active:
             break
         room = min(block - len(e.tokens) for e in active)
+        greedy = cfg.greedy_until_declined and not any(e.n_declined for e in active)
         samples = policy.sample(
             [e.tokens for e in active],
             min(cfg.max_new_tokens, room),
-            temperature=cfg.temperature,
+            temperature=0.0 if greedy else cfg.temperature,
             top_k=cfg.top_k,
             top_p=cfg.top_p,
             stop_tokens=STOP_TOKENS,
@@ -166,6 +171,7 @@ def run_episodes(
                 if approve is not None:
                     approved = approve(e, action)
                     if approved is None:
+                        e.n_declined += 1
                         _observe(e, "[not run: the user declined this command]", turn, last_turn, fit)
                         continue
                     action = approved

@@ -41,7 +41,11 @@ def chat(
     db: Db = None,
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
     max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) per fix attempt."),
-    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (0 = greedy)."),
+    temperature: float = typer.Option(
+        0.7,
+        "--temperature",
+        help="Sampling temperature once you decline a proposal (the first is always the likeliest; 0 = greedy).",
+    ),
 ) -> None:
     from iclaw.agent.chat import Chat
     from iclaw.errors import IclawError
