@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import deque
 
 import pytest
 import torch
@@ -17,7 +18,15 @@ from iclaw.model.gpt import GPT, preset
 from iclaw.store import Store
 from iclaw.tasks import Task, Verifier
 from iclaw.tools.sandbox import Limits, Sandbox
-from iclaw.train.grpo import GRPOConfig, check_config, grpo_update, guard_stop, train_grpo
+from iclaw.train.grpo import (
+    KL_WINDOW,
+    GRPOConfig,
+    check_config,
+    grpo_update,
+    guard_stop,
+    recent_kl,
+    train_grpo,
+)
 from iclaw.train.rollout import collate
 
 
@@ -429,11 +438,24 @@ def test_ctrl_c_saves_where_grpo_stopped_and_resume_goes_on(home):
 
 def test_max_flagged_stops_like_kl_max_keeping_the_last_good_checkpoint():
     cfg = GRPOConfig(kl_max=0.5, max_flagged=0.25)
-    m = {"kl": 0.1}
-    assert guard_stop(m, cfg, 3, "ckpt-2", flagged=0.25) is None  # at the limit: go on
-    why = guard_stop(m, cfg, 3, "ckpt-2", flagged=0.5)
+    assert guard_stop(0.1, cfg, 3, "ckpt-2", flagged=0.25) is None  # at the limit: go on
+    why = guard_stop(0.1, cfg, 3, "ckpt-2", flagged=0.5)
     assert "--max-flagged 0.25" in why and "step 3" in why and "ckpt-2" in why
-    assert "--kl-max" in guard_stop({"kl": 0.9}, cfg, 3, "ckpt-2", flagged=0.0)
-    assert guard_stop(m, GRPOConfig(), 3, "ckpt-2", flagged=1.0) is None  # off unless asked for
+    assert "--kl-max" in guard_stop(0.9, cfg, 3, "ckpt-2", flagged=0.0)
+    assert guard_stop(0.1, GRPOConfig(), 3, "ckpt-2", flagged=1.0) is None  # off unless asked for
     with pytest.raises(IclawError, match="--max-flagged"):
         check_config(GRPOConfig(max_flagged=1.5))
+
+
+def test_the_kl_guard_reads_recent_steps_not_one_spike():
+    """The demo's seed-0 run, steps 55-59 (KL, updated rows): one noisy step over the limit does not stop a run
+    whose recent mean is under it; a KL that stays high does; a step that updated nothing adds nothing."""
+    window = deque(maxlen=KL_WINDOW)
+    steps = [(0.345, 8), (0.0057, 8), (0.0976, 32), (0.0, 0), (0.0007, 8), (1.249, 16)]
+    means = [recent_kl(window, kl, rows, "cpu") for kl, rows in steps]
+    assert means[-1] == pytest.approx((0.345 * 8 + 0.0057 * 8 + 0.0976 * 32 + 0.0007 * 8 + 1.249 * 16) / 72)
+    assert means[3] == means[2] and len(window) == 5  # the 0-row step changed nothing
+    assert guard_stop(means[-1], GRPOConfig(kl_max=1.0), 59, "ckpt-55", flagged=0.0) is None
+    for _ in range(KL_WINDOW):
+        kl = recent_kl(window, 1.3, 16, "cpu")
+    assert kl == pytest.approx(1.3) and "--kl-max" in guard_stop(kl, GRPOConfig(kl_max=1.0), 64, "c", 0.0)
