@@ -76,9 +76,7 @@ class DemoConfig:
     # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 25.8) but did not score better: full demos
     # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (docs/LOG.md)
     curriculum: bool = False
-    kl_max: float = (
-        1.0  # the guard's KL (train/grpo.py recent_kl) comes from the few groups with reward variance
-    )
+    kl_max: float = 1.0  # the guard reads a 5-step mean (grpo.py recent_kl): one step's KL is noisy
     temperature: float = 1.0
     # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (train/grpo.py). Without
     # it GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
