@@ -340,16 +340,16 @@ logp_old = -torch.rand(B, T - 1, generator=g) * 3
 logp_ref = logp_old + 0.1 * torch.randn(B, T - 1, generator=g)
 adv = torch.randn(B, generator=g)
 sl = slice(rank * B // world, (rank + 1) * B // world)
-ddp = None
-if world > 1:
-    from torch.nn.parallel import DistributedDataParallel as DDP
-    from iclaw.train.rollout import Scorer
-    ddp = DDP(Scorer(model))
+# the ptx term: one process gets both demonstrations, each of two ranks one. With as many policy tokens in
+# each, the NLL's token-mean over both is the mean of the ranks' NLLs: the update is the same only if the
+# ranks' ptx gradients are averaged too
+demo = collate(torch.randint(0, 50257, (2, T), generator=g).tolist(), [[0] * 10 + [1] * (T - 10)] * 2)
+ptx = demo if world == 1 else demo.rows(slice(rank, rank + 1))
 # SGD: the update is the gradient itself. (Adam's first step is lr * g / (|g| + eps) ~ lr * sign(g), which
 # turns float round-off in near-zero gradients into full-size steps, so it cannot be compared to 1e-5.)
 opt = torch.optim.SGD(model.parameters(), lr=0.5)
-cfg = GRPOConfig(beta=0.04, amp=False, micro_batch=3)
-grpo_update(model, opt, full.rows(sl), adv[sl], logp_old[sl], logp_ref[sl], cfg, device=dev, ddp_model=ddp)
+cfg = GRPOConfig(beta=0.04, amp=False, micro_batch=3, sft_coef=0.5)
+grpo_update(model, opt, full.rows(sl), adv[sl], logp_old[sl], logp_ref[sl], cfg, device=dev, ptx=ptx)
 if rank == 0:
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, sys.argv[1])
 """
@@ -385,6 +385,65 @@ def test_torchrun_two_processes_equal_single_process_update(tmp_path):
     torch.manual_seed(0)
     init = GPT(preset("tiny", n_layer=1, n_head=2, n_embd=32, block_size=64)).state_dict()
     assert any(not torch.equal(init[k], one[k]) for k in one)
+
+
+RANK_WEIGHTS_SCRIPT = r"""
+import os, runpy, sys, torch
+from iclaw.agent.policy import Policy
+
+policies = []  # the policy this rank trains: the first Policy.load of the run
+load = Policy.load.__func__
+Policy.load = classmethod(lambda cls, *a, **kw: policies.append(load(cls, *a, **kw)) or policies[-1])
+out, sys.argv = sys.argv[1], ["iclaw", *sys.argv[2:]]
+try:
+    runpy.run_module("iclaw", run_name="__main__")  # what `torchrun -m iclaw ...` runs
+except SystemExit as e:
+    if e.code:
+        raise
+torch.save(policies[0].model.state_dict(), f"{out}/rank{os.environ['RANK']}.pt")
+"""
+
+
+def test_torchrun_trains_grpo_with_the_defaults_and_the_ranks_stay_identical(home):
+    """README's `torchrun --nproc_per_node 2 -m iclaw train grpo --model my-sft ...` with every default (the
+    PPO-ptx term and filter_zero_variance included), on two CPU ranks: both finish, their updates are averaged
+    (the weights are the same on both ranks, and changed), and rank 0 publishes them."""
+    from iclaw.model.vocab import Vocab
+    from iclaw.train.sft import SFTConfig, demonstrations, train_sft
+
+    env = {**os.environ, "ICLAW_HOME": str(home / "home"), "OMP_NUM_THREADS": "1"}
+    tasks = home / "train.jsonl"
+    tasks.write_text("\n".join(t.to_json() for t in TASKS) + "\n")
+    # an SFT'd tiny policy that fixes the echo tasks often but not always (held-out groups have reward
+    # variance, so the steps update); published as `train sft` does, with its demonstrations' format
+    examples = demonstrations(TASKS, Sandbox(Limits(timeout_s=5)))
+    torch.manual_seed(0)
+    net = GPT(preset("tiny", **SMALL), Vocab.build(t for t, _ in examples))
+    sft = SFTConfig(steps=300, batch_size=4, lr=3e-3, amp=False)
+    train_sft(net, examples, sft, device=torch.device("cpu"))
+    fmt = {"look_first": 0.0, "retry": 0.0}
+    registry.publish("my-sft", net, meta={"source": "test", "demonstrations": fmt})
+    script = home / "ranks.py"
+    script.write_text(RANK_WEIGHTS_SCRIPT)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script),
+           str(home), "train", "grpo", "--model", "my-sft", "--tasks", str(tasks), "--steps", "2", "--out", "my-grpo",
+           "--db", str(home / "t.db")]  # fmt: skip
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, cwd=home)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "single process only" not in p.stderr
+    rank0, rank1 = torch.load(home / "rank0.pt"), torch.load(home / "rank1.pt")
+    assert rank0.keys() == rank1.keys()
+    for k in rank0:
+        assert torch.equal(rank0[k], rank1[k]), k
+    published, meta = registry.load("my-grpo")  # rank 0 published its weights
+    assert meta["step"] == 2
+    start = registry.load("my-sft")[0].state_dict()
+    assert all(torch.equal(v, rank0[k]) for k, v in published.state_dict().items())
+    assert any(not torch.equal(v, rank0[k]) for k, v in start.items())  # the two steps updated
+    # the ptx term was in the updates (rank 0 logs)
+    (log,) = (home / "runs").glob("*/metrics.jsonl")
+    rows = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2] and all(r["sft_loss"] > 0 for r in rows)
 
 
 def test_token_budget_stops_and_publishes(home):

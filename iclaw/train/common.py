@@ -54,6 +54,22 @@ def all_reduce_sum(x: float, device) -> float:
     return t.item()
 
 
+def average_gradients(model: torch.nn.Module) -> None:
+    """Average every .grad over the torchrun ranks, as DDP does; nothing on one process. By hand, after all
+    of an update's backward passes, so a term whose forward bypasses a DDP wrapper (GRPO's ptx NLL, the
+    distillation heads) is averaged too. A parameter without a gradient on this rank joins with zeros, so
+    every rank makes the same calls in the same order."""
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return
+    world = dist.get_world_size()
+    for p in model.parameters():
+        if p.requires_grad:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+            dist.all_reduce(p.grad)
+            p.grad.div_(world)
+
+
 def cleanup_distributed() -> None:
     if dist.is_initialized():
         dist.destroy_process_group()

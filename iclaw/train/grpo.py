@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -40,7 +39,7 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.gpt import autocast
-from iclaw.train.common import all_reduce_sum, setup_distributed
+from iclaw.train.common import all_reduce_sum, average_gradients, setup_distributed
 from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.optim import make_optimizer
 from iclaw.train.rollout import Batch, Scorer, collate, collate_episodes, logprobs_and_entropy, rollout_stats
@@ -82,7 +81,8 @@ class GRPOConfig:
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
     max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
     # PPO-ptx (InstructGPT, Ouyang et al. 2022): every update also takes sft_coef x the NLL of sft_batch
-    # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do
+    # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do;
+    # under torchrun each rank draws its own sft_batch and the term's gradient is averaged over ranks
     sft_coef: float = 0.0
     sft_batch: int = 16
 
@@ -206,19 +206,21 @@ def grpo_loss(
 
 def grpo_update(
     model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref, cfg: GRPOConfig, *, device,
-    ddp_model=None, ptx: Batch | None = None,
+    ptx: Batch | None = None,
 ) -> dict:  # fmt: skip
     """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
     share of the global normalizer (tokens for token-mean, sequences otherwise), so the gradient equals the
-    full-batch loss's gradient — on one process or summed over torchrun ranks. `ptx`, a batch of
-    demonstrations, adds cfg.sft_coef x their NLL to the same step (single process only)."""
+    full-batch loss's gradient — on one process or averaged over torchrun ranks. `ptx`, a batch of
+    demonstrations, adds cfg.sft_coef x their NLL to the same step. Under torchrun the gradients of both
+    terms are averaged over ranks by hand after the backward passes (common.average_gradients, as in
+    distillation), not by a DDP wrapper, which would miss the ptx term's: its forward goes around it."""
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
-    fwd = ddp_model if ddp_model is not None else Scorer(model, cfg.temperature)
+    fwd = Scorer(model, cfg.temperature)
     B = batch.mask.size(0)
     local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
     total = all_reduce_sum(local, device)
-    n_mb = max(1, (B + cfg.micro_batch - 1) // cfg.micro_batch)
-    stats_acc: dict[str, float] = {}
+    n_mb = -(-B // cfg.micro_batch)  # 0 rows (all filtered out on this rank): it only joins the average
+    stats_acc: dict[str, float] = {"loss": 0.0}
     opt.zero_grad(set_to_none=True)
     model.train()
     for i in range(n_mb):
@@ -227,34 +229,36 @@ def grpo_update(
         sl = (rows, slice(0, mb.mask.size(1)))  # the micro-batch's rows and columns of (B, T-1) tensors
         n_share = mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0))
         share = n_share * world / max(total, 1.0)
-        sync = ddp_model.no_sync() if (ddp_model is not None and i < n_mb - 1) else nullcontext()
-        with sync:
-            with autocast(device, cfg.amp):
-                logp_new, ent = fwd(mb.idx, mb.mask, True)
-            # one PPO epoch: the policy that sampled is the one being updated, so logp_old is this very
-            # forward, detached (ratio exactly 1; TRL does the same) — no second forward needed
-            old = logp_new.detach() if logp_old is None else logp_old[sl]
-            loss, stats = grpo_loss(
-                logp_new, old, None if logp_ref is None else logp_ref[sl], adv[rows], mb.mask, eps=cfg.eps,
-                beta=cfg.beta, eps_high=cfg.eps_high, kl_estimator=cfg.kl_estimator, loss_agg=cfg.loss_agg,
-                max_len=cfg.max_turns * cfg.max_new_tokens,  # dr-grpo: the policy-token budget
-            )  # fmt: skip
-            (loss * share).backward()
+        with autocast(device, cfg.amp):
+            logp_new, ent = fwd(mb.idx, mb.mask, True)
+        # one PPO epoch: the policy that sampled is the one being updated, so logp_old is this very
+        # forward, detached (ratio exactly 1; TRL does the same) — no second forward needed
+        old = logp_new.detach() if logp_old is None else logp_old[sl]
+        loss, stats = grpo_loss(
+            logp_new, old, None if logp_ref is None else logp_ref[sl], adv[rows], mb.mask, eps=cfg.eps,
+            beta=cfg.beta, eps_high=cfg.eps_high, kl_estimator=cfg.kl_estimator, loss_agg=cfg.loss_agg,
+            max_len=cfg.max_turns * cfg.max_new_tokens,  # dr-grpo: the policy-token budget
+        )  # fmt: skip
+        (loss * share).backward()
         w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
         n_mb_tok = mb.mask.sum().clamp(min=1)
         stats["entropy"] = ((ent * mb.mask).sum() / n_mb_tok).item()
         stats["sampler_logp_gap"] = ((old - mb.sampler_logp).abs() * mb.mask).sum().item() / n_mb_tok.item()
         for k, v in stats.items():
             stats_acc[k] = stats_acc.get(k, 0.0) + v * w
-        stats_acc["loss"] = stats_acc.get("loss", 0.0) + loss.item() * share / world
+        stats_acc["loss"] += loss.item() * share / world
     if ptx is not None:
         with autocast(device, cfg.amp):
             nll = sft_loss(model, ptx.idx, ptx.mask)
         (cfg.sft_coef * nll).backward()
         stats_acc["sft_loss"] = nll.item()
     model.eval()
+    average_gradients(model)  # share carries the factor world: the average is the global batch's gradient
     finite = all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
-    if not finite or not (stats_acc["loss"] == stats_acc["loss"]):
+    ok = finite and stats_acc["loss"] == stats_acc["loss"]
+    if world > 1:  # every rank skips, or none does: the weights stay the same on every rank
+        ok = all_reduce_sum(0.0 if ok else 1.0, device) == 0
+    if not ok:
         opt.zero_grad(set_to_none=True)
         stats_acc.update(skipped=1.0, grad_norm=float("nan"))
         return stats_acc
@@ -296,7 +300,7 @@ def train_grpo(
         raise IclawError(
             f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
         )
-    check_ptx(cfg.sft_coef, demos, world)
+    check_ptx(cfg.sft_coef, demos)
 
     trainer_state = None
     if resume:
@@ -316,12 +320,6 @@ def train_grpo(
         ref = ref_model.eval().requires_grad_(False)
     opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
     restore_or_seed(opt, trainer_state, cfg.seed, rank)
-    ddp_model = None
-    if world > 1:
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        ids = [dev.index] if dev.type == "cuda" else None
-        ddp_model = DDP(Scorer(model, cfg.temperature), device_ids=ids)
 
     run = OnPolicyRun.start("grpo", cfg, trainer_state, rank=rank, world=world, device=dev, store=store,
                             log_dir=log_dir, run_id=run_id)  # fmt: skip
@@ -379,19 +377,20 @@ def train_grpo(
             batch = collate_episodes(eps).to(dev)
             sel = keep.nonzero().flatten().to(dev)
             stats: dict = {}
-            if sel.numel() > 0:  # (with filter_zero_variance every group may be uninformative)
+            # (with filter_zero_variance every group may be uninformative.) Every rank updates or none does: the
+            # gradient average is collective, so a rank left with no rows joins it with an empty batch
+            if all_reduce_sum(float(sel.numel()), dev) > 0:
                 # shortest first, so that each micro-batch is cut to its own longest row (Batch.trim)
                 sel = sel[batch.lengths()[sel].argsort(stable=True)]
-                batch = batch.rows(sel).trim()
+                batch = batch.rows(sel).trim() if sel.numel() else batch.rows(sel)
                 adv_sel = adv.to(dev)[sel]
                 T = cfg.temperature  # scored under softmax(logits / T): what the sampler drew from
+                logp_old = logp_ref = None
                 with torch.no_grad(), autocast(dev, cfg.amp):
                     # several PPO epochs need logp_old frozen before the first update; one epoch does not
-                    logp_old = None
-                    if cfg.ppo_epochs > 1:
+                    if cfg.ppo_epochs > 1 and sel.numel():
                         logp_old = logprobs_and_entropy(model, batch.idx, batch.mask, temperature=T)[0]
-                    logp_ref = None
-                    if ref is not None:
+                    if ref is not None and sel.numel():
                         logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask, temperature=T)[0]
                 ptx = None
                 if cfg.sft_coef > 0:  # drawn with torch's generator, so --resume replays the same batches
@@ -401,13 +400,15 @@ def train_grpo(
                     ptx = ptx.to(dev)
                 first = None
                 for _ in range(cfg.ppo_epochs):
-                    stats = grpo_update(model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev,
-                                        ddp_model=ddp_model, ptx=ptx)  # fmt: skip
+                    stats = grpo_update(
+                        model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ptx=ptx
+                    )
                     first = first or stats
                     if stats.get("skipped"):
                         echo(f"step {step}: non-finite loss or gradient — update skipped")
                         break
-                m["entropy"], m["sampler_logp_gap"] = first["entropy"], first["sampler_logp_gap"]
+                m["entropy"] = first.get("entropy", 0.0)  # a rank with no rows measured nothing
+                m["sampler_logp_gap"] = first.get("sampler_logp_gap", 0.0)
                 policy.sync()
             for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss"):
                 m[k] = stats.get(k, 0.0)

@@ -137,12 +137,10 @@ def ptx_demos(sft_coef: float, tasks: list, sandbox, start: Path, seed: int) -> 
     return demos
 
 
-def check_ptx(sft_coef: float, demos: list | None, world: int = 1) -> None:
-    """The ptx term needs demonstrations, and its gradient is local: one process only."""
+def check_ptx(sft_coef: float, demos: list | None) -> None:
+    """The ptx term needs demonstrations."""
     if sft_coef > 0 and not demos:
         raise IclawError("--sft-coef: no demonstrations to imitate (no task in the pool has a reference fix)")
-    if sft_coef > 0 and world > 1:
-        raise IclawError("--sft-coef: single process only (its gradient is not all-reduced across ranks)")
 
 
 def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[list[int]]:
