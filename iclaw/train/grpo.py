@@ -42,7 +42,7 @@ from iclaw.model.gpt import autocast
 from iclaw.train.common import all_reduce_sum, average_gradients, setup_distributed
 from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.optim import make_optimizer
-from iclaw.train.rollout import Batch, Scorer, collate, collate_episodes, logprobs_and_entropy, rollout_stats
+from iclaw.train.rollout import Batch, collate, collate_episodes, logprobs_and_entropy, rollout_stats
 from iclaw.train.sft import check_ptx, demonstration_format, sft_loss
 
 
@@ -215,7 +215,6 @@ def grpo_update(
     terms are averaged over ranks by hand after the backward passes (common.average_gradients, as in
     distillation), not by a DDP wrapper, which would miss the ptx term's: its forward goes around it."""
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
-    fwd = Scorer(model, cfg.temperature)
     B = batch.mask.size(0)
     local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
     total = all_reduce_sum(local, device)
@@ -230,7 +229,7 @@ def grpo_update(
         n_share = mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0))
         share = n_share * world / max(total, 1.0)
         with autocast(device, cfg.amp):
-            logp_new, ent = fwd(mb.idx, mb.mask, True)
+            logp_new, ent = logprobs_and_entropy(model, mb.idx, mb.mask, True, cfg.temperature)
         # one PPO epoch: the policy that sampled is the one being updated, so logp_old is this very
         # forward, detached (ratio exactly 1; TRL does the same) — no second forward needed
         old = logp_new.detach() if logp_old is None else logp_old[sl]
@@ -242,7 +241,7 @@ def grpo_update(
         (loss * share).backward()
         w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
         n_mb_tok = mb.mask.sum().clamp(min=1)
-        stats["entropy"] = ((ent * mb.mask).sum() / n_mb_tok).item()
+        stats["entropy"] = ((ent.detach() * mb.mask).sum() / n_mb_tok).item()
         stats["sampler_logp_gap"] = ((old - mb.sampler_logp).abs() * mb.mask).sum().item() / n_mb_tok.item()
         for k, v in stats.items():
             stats_acc[k] = stats_acc.get(k, 0.0) + v * w

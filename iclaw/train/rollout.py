@@ -107,20 +107,6 @@ def logprobs_and_entropy(
     return logp, ent
 
 
-class Scorer(torch.nn.Module):
-    """`logprobs_and_entropy` as a Module, so that torch's DistributedDataParallel can wrap it: DDP only
-    synchronises gradients of computations that went through its own forward."""
-
-    def __init__(self, model, temperature: float = 1.0):
-        super().__init__()
-        self.model = model
-        self.temperature = temperature
-
-    def forward(self, idx: torch.Tensor, mask: torch.Tensor | None = None, with_entropy: bool = False):
-        logp, ent = logprobs_and_entropy(self.model, idx, mask, with_entropy, self.temperature)
-        return logp, (ent.detach() if ent is not None else None)
-
-
 def rollout(
     policy: Policy,
     tasks: list,
