@@ -152,7 +152,7 @@ def grpo_cmd(
         None,
         "--max-flagged",
         help="Stop (keeping the last good checkpoint) if the reward-hacking monitor flags more than this "
-        "fraction of a step's episodes (0..1; `iclaw replay --flagged` lists them).",
+        "fraction of a step's episodes (0..1; `iclaw replay --flagged any` lists them).",
     ),
     overrides: list[str] = typer.Option(
         [],
