@@ -299,7 +299,7 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     assert "no usable tasks" in run("--model", "start", "--tasks", str(empty), "--out", "o1")
     assert "unknown model" in run("--model", "nope", "--tasks", str(tasks), "--out", "o2")
     assert "group-size" in run("--model", "start", "--tasks", str(tasks), "--group-size", "1", "--out", "o3")
-    assert "temperature" in run(
+    assert "--set temperature: must be > 0" in run(
         "--model", "start", "--tasks", str(tasks), "--set", "temperature=0", "--out", "o5"
     )
     assert "FIELD one of" in run("--model", "start", "--tasks", str(tasks), "--set", "nope=1", "--out", "o6")
@@ -500,7 +500,7 @@ def test_max_flagged_stops_like_kl_max_keeping_the_last_good_checkpoint():
     assert guard_stop(0.1, cfg, 3, "ckpt-2", flagged=0.25) is None  # at the limit: go on
     why = guard_stop(0.1, cfg, 3, "ckpt-2", flagged=0.5)
     assert "--max-flagged 0.25" in why and "step 3" in why and "ckpt-2" in why
-    assert "--kl-max" in guard_stop(0.9, cfg, 3, "ckpt-2", flagged=0.0)
+    assert "kl_max 0.5 (train grpo: --set kl_max=...)" in guard_stop(0.9, cfg, 3, "ckpt-2", flagged=0.0)
     assert guard_stop(0.1, GRPOConfig(), 3, "ckpt-2", flagged=1.0) is None  # off unless asked for
     with pytest.raises(IclawError, match="--max-flagged"):
         check_config(GRPOConfig(max_flagged=1.5))
@@ -517,4 +517,4 @@ def test_the_kl_guard_reads_recent_steps_not_one_spike():
     assert guard_stop(means[-1], GRPOConfig(kl_max=1.0), 59, "ckpt-55", flagged=0.0) is None
     for _ in range(KL_WINDOW):
         kl = recent_kl(window, 1.3, 16, "cpu")
-    assert kl == pytest.approx(1.3) and "--kl-max" in guard_stop(kl, GRPOConfig(kl_max=1.0), 64, "c", 0.0)
+    assert kl == pytest.approx(1.3) and "kl_max 1.0" in guard_stop(kl, GRPOConfig(kl_max=1.0), 64, "c", 0.0)

@@ -276,7 +276,7 @@ def check_config(cfg: GRPOConfig) -> None:
         raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
     if cfg.temperature <= 0:
         raise IclawError(
-            "--temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
+            "--set temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
         )
     if cfg.max_flagged is not None and not 0 <= cfg.max_flagged <= 1:
         raise IclawError("--max-flagged: must be a fraction of the step's episodes, between 0 and 1")
@@ -449,10 +449,11 @@ def recent_kl(window: deque, kl: float, rows: int, device) -> float:
 
 def guard_stop(kl: float, cfg: GRPOConfig, step: int, last_ckpt: str, flagged: float) -> str | None:
     """Why the run must stop after this step, before publishing it, or None: the recent KL (recent_kl) ran
-    away (--kl-max), or the monitor flags too many episodes (--max-flagged; the fraction over all ranks)."""
+    away (kl_max), or the monitor flags too many episodes (--max-flagged; the fraction over all ranks)."""
     keep = f"keeping the last good checkpoint {last_ckpt}"
     if kl > cfg.kl_max:
-        why = f"KL {kl:.3f} (over the last {KL_WINDOW} updating steps) exceeded --kl-max {cfg.kl_max}"
+        why = f"KL {kl:.3f} (over the last {KL_WINDOW} updating steps) exceeded kl_max {cfg.kl_max}"
+        why += " (train grpo: --set kl_max=...)"
         return f"{why} at step {step}; {keep}"
     if cfg.max_flagged is not None and flagged > cfg.max_flagged:
         return f"flagged {flagged:.3f} of the episodes, over --max-flagged {cfg.max_flagged}, at step {step}; {keep}"
