@@ -24,6 +24,12 @@ from iclaw.cli import app
 from iclaw.store import Store
 
 runner = CliRunner()
+NO_HINT = "qqzzy hi"  # no command is within two edits of qqzzy: only the model could fix it
+
+
+def here(ep: dict, ws) -> list[tuple]:
+    """(input, exit code) of the calls that ran in the user's folder, not in a throwaway copy."""
+    return [(c["input"], c["exit_code"]) for c in ep["tool_calls"] if c["cwd"] == str(ws)]
 
 
 @pytest.fixture
@@ -46,7 +52,7 @@ def test_untrained_model_json_not_fixed(tmp_path, ws, monkeypatch):
     env = subprocess_env(home)
     db = tmp_path / "t.db"
     p = subprocess.run(
-        iclaw_argv("fix", BROKEN, "--yes", "--json", "--db", str(db), "--max-turns", "2"),
+        iclaw_argv("fix", NO_HINT, "--yes", "--json", "--db", str(db), "--max-turns", "2"),
         env=env,
         cwd=ws,
         capture_output=True,
@@ -56,13 +62,14 @@ def test_untrained_model_json_not_fixed(tmp_path, ws, monkeypatch):
     )
     assert p.returncode == 1, p.stderr
     out = json.loads(p.stdout)  # stdout is exactly one JSON object
-    assert out["fixed"] is False and out["exit_code"] == 127 and out["command"] == BROKEN
+    assert out["fixed"] is False and out["exit_code"] == 127 and out["command"] == NO_HINT
     assert out["changed"] is False and isinstance(out["episode"], int)
     assert "command not found" in p.stderr and "no working fix" in p.stderr
     with Store(db) as store:
         ep = store.episode(out["episode"])
     assert ep["source"] == "fix" and ep["model"] == "demo" and ep["checkpoint"]
-    assert ep["tool_calls"][0]["input"] == BROKEN and ep["meta"]["fixed"] is False
+    assert ep["tool_calls"][0]["input"] == NO_HINT and ep["meta"]["fixed"] is False
+    assert here(ep, ws) == [(NO_HINT, 127)]  # the model's tries ran in copies only
 
 
 def test_fixed_path_json_and_plain(tmp_path, ws, monkeypatch):
@@ -78,8 +85,10 @@ def test_fixed_path_json_and_plain(tmp_path, ws, monkeypatch):
     with Store(db) as store:
         ep = store.episode(1)
     assert ep["source"] == "fix" and ep["checkpoint"] == ckpt and ep["final_command"] == "echo hi"
-    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [(BROKEN, 127), ("echo hi", 0)]
-    assert ep["meta"]["end"] == "submitted"  # the model said done after seeing `hi`
+    assert here(ep, ws) == [(BROKEN, 127), ("echo hi", 0)]
+    assert ep["meta"]["end"] in ("submitted", "max_turns")  # the model's episode, in a copy
+    cands = {c["code"]: c for c in ep["meta"]["candidates"]}
+    assert cands["echo hi"]["exit_code"] == 0 and cands["echo hi"]["source"] in ("hint", "greedy")
 
     r = fix([BROKEN, "--yes", "--db", str(db), "--max-turns", "1"])
     assert r.exit_code == 0 and r.stdout == "echo hi\n"
@@ -97,10 +106,14 @@ def test_no_tty_without_yes_declines(tmp_path, ws, monkeypatch):
     assert json.loads(r.stdout)["fixed"] is False
     with Store(db) as store:
         ep = store.episode(1)
-    assert [c["input"] for c in ep["tool_calls"]] == [BROKEN]  # nothing the model wrote ran
-    assert ep["meta"]["approvals"] == [
-        {"turn": 0, "proposed": "echo hi", "decision": "declined", "ran": None}
-    ]
+    assert here(ep, ws) == [(BROKEN, 127)]  # nothing the model wrote ran in the folder
+    assert ep["meta"]["approvals"][0] == {
+        "turn": 1,
+        "proposed": "echo hi",
+        "decision": "declined",
+        "ran": None,
+    }
+    assert {a["decision"] for a in ep["meta"]["approvals"]} == {"declined"}
 
 
 def test_nothing_to_fix_and_bad_flags(tmp_path, ws, monkeypatch):
@@ -149,7 +162,7 @@ def test_replay_passed_failed_cover_fix_episodes(tmp_path, ws, monkeypatch):
     db = str(tmp_path / "t.db")
     assert fix([BROKEN, "--yes", "--db", db, "--max-turns", "2"]).exit_code == 0  # 1: fixed
     assert fix(["echo ok", "--yes", "--db", db]).exit_code == 0  # 2: nothing to fix
-    assert fix([BROKEN, "--yes", "--db", db, "--max-turns", "1", "--model", "other"]).exit_code == 1  # 3
+    assert fix([NO_HINT, "--yes", "--db", db, "--max-turns", "1", "--model", "other"]).exit_code == 1  # 3
 
     def ids(*flags: str) -> list[int]:
         r = runner.invoke(app, ["replay", "--db", db, "--source", "fix", "--json", *flags])
@@ -159,7 +172,11 @@ def test_replay_passed_failed_cover_fix_episodes(tmp_path, ws, monkeypatch):
     assert ids("--passed") == [2, 1] and ids("--failed") == [3] and ids() == [3, 2, 1]
     with Store(db) as store:
         ends = [store.episode(i)["meta"]["end"] for i in (1, 2, 3)]
-    assert ends[:2] == ["submitted", "nothing_to_fix"] and ends[2] in ("no_fix", "max_turns", "truncated")
+    assert (
+        ends[0] in ("submitted", "max_turns")
+        and ends[1] == "nothing_to_fix"
+        and ends[2] in ("no_fix", "max_turns", "truncated")
+    )
 
 
 def test_overwrite_guard_asks_even_under_yes(tmp_path):
@@ -237,3 +254,42 @@ def test_a_final_look_is_not_a_fix(tmp_path, ws, monkeypatch):
     assert not verdict("cat notes.tx", "ls | head") and not verdict("cta notes.txt", "cat notes.txt")
     assert one_edit("ehco", "echo") and one_edit("gti", "git") and one_edit("lss", "ls")
     assert not one_edit("less", "ls") and not one_edit("gerp", "ls")
+
+
+FIRST_TRIES = {  # what anyone types first (issue #56's table), each -> what must be proposed and run
+    "gti status": "git status",
+    "git stauts": "git status",  # git itself prints "The most similar command is status"
+    "ehco hello": "echo hello",
+    "sl": "ls",
+    "grpe milk notes.txt": "grep milk notes.txt",
+    "cd scr": "cd src",
+    "python src/ap.py": "python3 src/app.py",
+    "sort fruit.txt": "sort fruits.txt",  # never `sort notes.txt`, which also exits 0
+    "ls -la | grpe txt": "ls -la | grep txt",
+    "cta notes.txt": "cat notes.txt",
+    "cat note.txt": "cat notes.txt",
+    "pyhton3 src/app.py": "python3 src/app.py",
+    "mkdir src": "mkdir -p src",
+}
+
+
+def test_the_first_things_anyone_types(tmp_path, ws, monkeypatch):
+    """Each row fixed by `iclaw fix --yes` with the built-in policy (no --model), through the real sandbox,
+    in a git repository with notes.txt, fruits.txt and src/app.py; the folder's files are unchanged."""
+    monkeypatch.delenv("ICLAW_MODEL", raising=False)
+    use_home(monkeypatch, tmp_path / "home")
+    (ws / "notes.txt").write_text("milk\neggs\nbread\n")
+    (ws / "fruits.txt").write_text("pear\napple\nfig\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text('print("app")\n')
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    for args in (["init", "-q", "."], ["add", "."], ["commit", "-qm", "start"]):
+        subprocess.run(git + args, cwd=ws, check=True)
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and ".git" not in p.parts}
+    got = {}
+    for typed in FIRST_TRIES:
+        with one_thread():
+            r = runner.invoke(app, ["fix", typed, "--yes", "--json", "--db", str(tmp_path / "t.db")])
+        got[typed] = json.loads(r.stdout)["command"] if r.exit_code == 0 else f"exit {r.exit_code}"
+    assert got == FIRST_TRIES
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and ".git" not in p.parts} == before

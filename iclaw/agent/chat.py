@@ -261,7 +261,14 @@ class Chat:
             max_turns=self.max_turns, temperature=self.temperature, greedy_until_declined=True
         )
         fixer = Fixer(
-            self.policy, self.sandbox, store, cfg, self.cwd, source="chat", model_name=self.model_name
+            self.policy,
+            self.sandbox,
+            store,
+            cfg,
+            self.cwd,
+            source="chat",
+            model_name=self.model_name,
+            search=False,
         )
         view = Transcript(self.console, self.policy.label)
         res = fixer.run(

@@ -31,6 +31,8 @@ from iclaw.agent.protocol import (
     request_tokens,
 )
 from iclaw.store import now_iso
+from iclaw.tools.hints import find_hints, usage_in
+from iclaw.tools.hints import render as render_hints
 
 
 @dataclass
@@ -47,6 +49,7 @@ class EpisodeConfig:
     top_k: int | None = None
     top_p: float | None = None
     obs_chars: int = 300  # cap on each stream shown back to the policy
+    hints: bool = True  # a failed run's observation ends with the nearest names (iclaw/tools/hints.py)
     timeout_s: float = 5.0  # wall clock per tool call
 
 
@@ -81,10 +84,15 @@ class Episode:
         return sum(self.mask)
 
 
-def task_request(task) -> str:
+def task_request(task, workdir: Path | None = None, usage=None) -> str:
+    """The user turn of a task; with `workdir` (a copy of its fixture) the hint line too, as fix shows it."""
     output = cap_text((task.error or "").rstrip("\n"), 300)  # the end of an error says the most
     if task.broken_exit is not None:
         output = f"{output}\n[exit {task.broken_exit}]" if output else f"[exit {task.broken_exit}]"
+    if workdir is not None:
+        exit_code = 1 if task.broken_exit is None else task.broken_exit
+        hs = find_hints(task.kind, task.broken, "", task.error or "", exit_code, workdir, usage=usage)
+        output = "\n".join(x for x in (output, render_hints(hs)) if x)
     return format_request(task.kind, task.broken, output, task.test)
 
 
@@ -131,6 +139,7 @@ def run_episodes(
         if not any(e.mask):
             e.tokens = fit(e.tokens)
             e.mask, e.logprobs, e.prompt_len = [0] * len(e.tokens), [0.0] * len(e.tokens), len(e.tokens)
+    usage = usage_in(sandbox)
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
         for e in active:
@@ -196,7 +205,12 @@ def run_episodes(
             if on_event:
                 on_event("result", e, {"action": a, "result": r})
             out, err = (unroot(x, e.workdir) for x in (r.stdout, r.stderr))
-            _observe(e, format_output(out, err, r.exit_code, cfg.obs_chars), turn, last_turn, fit)
+            hs = (
+                find_hints(a.kind, a.code, out, err, r.exit_code, e.workdir, usage=usage) if cfg.hints else []
+            )
+            _observe(
+                e, format_output(out, err, r.exit_code, cfg.obs_chars, render_hints(hs)), turn, last_turn, fit
+            )
         if last_turn:
             for e in active:
                 if not e.done:
@@ -301,13 +315,16 @@ class Workdirs:
         self.close()
 
 
-def task_episodes(tasks: list, repeats: int, workdirs: Workdirs) -> list[Episode]:
+def task_episodes(
+    tasks: list, repeats: int, workdirs: Workdirs, sandbox=None, hints: bool = True
+) -> list[Episode]:
     """`repeats` fresh episodes per task (a GRPO group), each in its own copy of the fixture."""
     eps = []
+    usage = usage_in(sandbox) if sandbox is not None else None
     for t in tasks:
-        req = task_request(t)
-        for _ in range(repeats):
-            eps.append(new_episode(req, t.kind, workdirs.for_task(t), task=t))
+        dirs = [workdirs.for_task(t) for _ in range(repeats)]
+        req = task_request(t, dirs[0] if hints else None, usage)
+        eps += [new_episode(req, t.kind, d, task=t) for d in dirs]
     return eps
 
 
@@ -317,7 +334,7 @@ def play(
     """`repeats` episodes per task, advanced together in fresh task directories, tools in the sandbox, each
     judged by the verifier: what evaluation and every trainer's rollout do."""
     with Workdirs() as wd:
-        eps = task_episodes(tasks, repeats, wd)
+        eps = task_episodes(tasks, repeats, wd, sandbox, cfg.hints)
         run_episodes(policy, eps, sandbox, cfg, generator=generator)
     judge(eps, verifier)
     return eps

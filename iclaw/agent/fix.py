@@ -1,19 +1,24 @@
-"""Fix one broken command: run it in the sandbox, and if it fails let the policy fix it (multi-turn).
+"""Fix one broken command: run it in the sandbox, and if it fails find a fix that works, then propose it.
 
-This is the core that `iclaw fix` and every turn of `iclaw chat` share. It adds nothing to the episode loop
-itself: it runs the user's command once (logged as the episode's first tool call, turn 0, so `tasks mine`
-can pair it with the fix), builds the request with the same `format_request` that tasks use, and hands one
-Episode to `run_episodes` — the loop that eval and training use — with the caller's `approve` and `on_event`
-hooks. The episode is written as it runs (Store.begin_episode / append / end_episode): its row and the user's
-run first, then each turn and tool call before the terminal shows it, then the verdict. So a turn ended by
-Ctrl-C, Ctrl-D at a confirmation, an exception or a killed process keeps every call that ran (a killed one
-stays status "running"); the statuses and meta["end"] values are listed in iclaw/store/schema.py.
+This is the core that `iclaw fix` and every turn of `iclaw chat` share. It runs the user's command once
+(logged as the episode's first tool call, turn 0, so `tasks mine` can pair it with the fix) and builds the
+request with the same `format_request` that tasks use, its output ending with the hint line
+(iclaw/tools/hints.py: the nearest commands, names, options, git's and Python's own suggestions).
 
-"Verified" means the fix ran: the final command (the last tool call of the request's kind, as for tasks) is
-judged by the exit code of its own run inside the episode: status "passed" when it exited 0, else "failed".
-A final `ls` or `pwd` (the policy's look before a fix) is not a fix of some other command, whatever it exits.
-It is deliberately not run a second time: in a user's working directory a second run of e.g. `mkdir out`
-would fail because the first one worked.
+`iclaw fix` (search=True) then searches (iclaw/agent/search.py): the hints' candidates, the policy's greedy
+episode and, if nothing works yet, a few sampled ones, each run in a throwaway copy of the folder; the ones
+that worked are proposed best first through `approve`, and only the approved one runs in the user's folder.
+Chat (search=False) hands one Episode to `run_episodes`, asking before each command the model writes.
+The episode is written as it runs (Store.begin_episode / append / end_episode): its row and the user's run
+first, then each turn and tool call (the search's in the copies too, with their cwd) before the terminal
+shows it, then the verdict and every candidate tried (meta["candidates"]). So a turn ended by Ctrl-C, Ctrl-D
+at a confirmation, an exception or a killed process keeps every call that ran (a killed one stays status
+"running"); the statuses and meta["end"] values are listed in iclaw/store/schema.py.
+
+"Verified" means the fix ran in the user's folder and exited 0: status "passed", else "failed". A final `ls`
+or `pwd` (the policy's look before a fix) is not a fix of some other command, whatever it exits. It is
+deliberately not run a second time: in a user's working directory a second run of e.g. `mkdir out` would
+fail because the first one worked.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from iclaw.agent import search as S
 from iclaw.agent.protocol import Action, format_output, format_request
 
 if TYPE_CHECKING:  # episode.py imports torch; chat imports this module before torch has loaded
@@ -44,6 +50,7 @@ class FixResult:
     cancelled: bool = False  # Ctrl-C during the turn
     note: str = ""  # why no fix was attempted (e.g. the request does not fit the model's context)
     approvals: list[dict] = field(default_factory=list)
+    candidates: list[dict] = field(default_factory=list)  # every fix tried in a throwaway copy (search.py)
 
     @property
     def needed_fix(self) -> bool:
@@ -163,11 +170,13 @@ class Fixer:
         *,
         source: str,
         model_name: str | None = None,
+        search: bool = True,
     ):
         self.policy, self.sandbox, self.store, self.cfg = policy, sandbox, store, cfg
         self.cwd = Path(cwd).resolve()
         self.source = source
         self.model_name = model_name
+        self.search = search  # fix: search in copies, propose what worked; chat (False): ask at every command
 
     def run(
         self,
@@ -178,10 +187,13 @@ class Fixer:
         on_event: Callable[[str, Episode, dict], None] | None = None,
         on_first: Callable[[object], None] | None = None,
     ) -> FixResult:
-        """Run `code`; if it fails, run one episode to fix it. Ctrl-C cancels the turn and an EOFError from
-        `approve` (Ctrl-D at a confirmation) stops it; either way what ran is logged."""
+        """Run `code`; if it fails, search for a fix in throwaway copies of the folder (iclaw/agent/search.py)
+        and propose the verified candidates, best first, until one is approved: only that one runs here.
+        Ctrl-C cancels the turn and an EOFError from `approve` (Ctrl-D at a confirmation) stops it; either way
+        what ran is logged."""
         from iclaw.agent.episode import episode_record, new_episode, run_episodes
         from iclaw.store import now_iso
+        from iclaw.tools import hints as H
 
         started = now_iso()
         try:
@@ -189,9 +201,24 @@ class Fixer:
         except KeyboardInterrupt:
             return FixResult(kind, code, None, cancelled=True)
         res = FixResult(kind, code, first)
-        request = None
+        request, hints = None, []
         if res.needed_fix:
-            out = format_output(first.stdout, first.stderr, first.exit_code, self.cfg.obs_chars)
+            usage = H.usage_in(self.sandbox)
+            history = self.store.worked_before(kind) if self.cfg.hints else []
+            if self.cfg.hints:
+                hints = H.find_hints(
+                    kind,
+                    code,
+                    first.stdout,
+                    first.stderr,
+                    first.exit_code,
+                    self.cwd,
+                    history=history,
+                    usage=usage,
+                )
+            out = format_output(
+                first.stdout, first.stderr, first.exit_code, self.cfg.obs_chars, H.render(hints)
+            )
             request = format_request(kind, code, out)
         user_turn = {"turn": 0, "role": "user", "text": request or code}
         call0 = tool_call_row(first, 0, self.cwd)  # turn 0: the user's own run
@@ -211,7 +238,8 @@ class Fixer:
             self.store.end_episode(res.episode_id, "passed", meta=self._meta(res, end="nothing_to_fix"))
             return res
 
-        ep = new_episode(request, kind, self.cwd)
+        scratch = S.Scratch(self.cwd, S.named_in(code)) if self.search else None
+        ep = new_episode(request, kind, scratch.fresh() if scratch else self.cwd)
         ep.started_at = started
         ep.tool_calls.append(call0)
         res.episode = ep
@@ -238,18 +266,21 @@ class Fixer:
                 "too long to fix (shorten the command or its output)"
             )
 
+        def turn_of(e: Episode) -> int:  # a model turn asks during its turn; a searched fix after them
+            return e.n_turns if self.search else e.n_turns - 1
+
         def approve_and_record(e: Episode, action: Action) -> Action | None:
             try:
                 out = approve(e, action) if approve is not None else action
             except EOFError:  # Ctrl-D: this command is declined too, then the turn stops
                 res.approvals.append(
-                    {"turn": e.n_turns - 1, "proposed": action.code, "decision": "declined", "ran": None}
+                    {"turn": turn_of(e), "proposed": action.code, "decision": "declined", "ran": None}
                 )
                 raise
             decision = "declined" if out is None else ("edited" if out.code != action.code else "approved")
             res.approvals.append(
                 {
-                    "turn": e.n_turns - 1,
+                    "turn": turn_of(e),
                     "proposed": action.code,
                     "decision": decision,
                     "ran": None if out is None else out.code,
@@ -259,14 +290,19 @@ class Fixer:
 
         error = None
         try:
-            run_episodes(
-                self.policy,
-                [ep],
-                self.sandbox,
-                self.cfg,
-                approve=approve_and_record,
-                on_event=write_then_show,
-            )
+            if self.search:
+                self._propose(
+                    ep, request, kind, code, hints, scratch, write_then_show, approve_and_record, res
+                )
+            else:  # chat: every command the model writes is asked about and runs here (iclaw/agent/chat.py)
+                run_episodes(
+                    self.policy,
+                    [ep],
+                    self.sandbox,
+                    self.cfg,
+                    approve=approve_and_record,
+                    on_event=write_then_show,
+                )
         except KeyboardInterrupt:
             res.cancelled, ep.status = True, "interrupted"
         except EOFError:  # Ctrl-D at a confirmation (or the terminal went away): no, and stop here
@@ -275,10 +311,10 @@ class Fixer:
             error, ep.status = e, "error"
         if ep.status in ("interrupted", "eof", "error"):
             ep.done, ep.ended_at = True, now_iso()
-            ep.final = ep.last_call.get(kind)
+            ep.final = None if self.search else ep.last_call.get(kind)
         res.final = ep.final
-        for c in reversed(ep.tool_calls[1:]):  # the run of the final command (not the user's turn-0 run)
-            if c["tool"] == kind and c["input"] == res.final:
+        for c in reversed(ep.tool_calls[1:]):  # the run in the user's folder (not a try in a copy)
+            if c["tool"] == kind and c["input"] == res.final and c["cwd"] == str(self.cwd):
                 res.final_exit = c["exit_code"]
                 break
         rec = episode_record(
@@ -300,6 +336,63 @@ class Fixer:
             raise error
         return res
 
+    def _propose(self, ep, request, kind, code, hints, scratch, write_then_show, approve, res) -> None:
+        """Search (in copies), then propose the working candidates best first; the first approved one runs
+        in the user's folder and is the final command. None approved: no final command."""
+        with scratch:
+            ranked = self._search(ep, request, kind, code, hints, scratch, write_then_show, res)
+        ep.workdir, ep.final = self.cwd, None  # what is proposed runs here, once approved
+        for cand in ranked:
+            proposal = Action(kind, cand.code, changes=tuple(cand.changes))
+            write_then_show("proposal", ep, {"action": proposal, "candidate": cand.row()})
+            action = approve(ep, proposal)
+            if action is None:
+                continue
+            r = self.sandbox.run(kind, action.code, self.cwd)
+            ep.tool_calls.append(tool_call_row(r, ep.n_turns, self.cwd))
+            ep.last_call[kind] = ep.final = action.code
+            write_then_show("result", ep, {"action": action, "result": r})
+            return
+
+    def _search(self, ep, request, kind, code, hints, scratch, write_then_show, res) -> list:
+        """The hints' candidates, the policy's greedy episode (logged, in a copy) and, when nothing works yet,
+        sampled ones; each verified in a fresh copy, a failed one given a second round of hints; the working
+        ones ranked (iclaw/agent/search.py)."""
+        from dataclasses import replace
+
+        from iclaw.agent.episode import new_episode, run_episodes
+        from iclaw.tools import hints as H
+
+        usage = H.usage_in(self.sandbox)
+        cands: list[S.Candidate] = []
+
+        def tried(new: list[S.Candidate]) -> None:
+            new = S.unique(new, cands)
+            S.verify(new, kind, code, self.sandbox, scratch)
+            cands.extend(new)
+            if self.cfg.hints:
+                more = S.unique(S.more_hints(kind, code, new, self.cwd, usage=usage), cands)
+                S.verify(more, kind, code, self.sandbox, scratch)
+                cands.extend(more)
+
+        tried(S.hint_candidates(kind, code, hints))
+        cfg = replace(self.cfg, temperature=0.0, greedy_until_declined=False)
+        if kind == "bash":  # a shell fix is one line; a policy that loops must not cost seconds
+            cfg = replace(cfg, max_new_tokens=min(cfg.max_new_tokens, S.BASH_TOKENS))
+        if not res.note:
+            run_episodes(self.policy, [ep], self.sandbox, cfg, on_event=write_then_show)
+            tried([S.Candidate(ep.final, "greedy")] if ep.final else [])
+            if self.cfg.temperature > 0 and S.SAMPLES and not S.rank(cands, kind, code):
+                samples = [new_episode(request, kind, scratch.fresh()) for _ in range(S.SAMPLES)]
+                run_episodes(
+                    self.policy, samples, self.sandbox, replace(cfg, temperature=self.cfg.temperature)
+                )
+                tried([S.Candidate(e.final, "sample") for e in samples if e.final])
+            if cands:
+                S.score(self.policy, request, kind, cands)
+        res.candidates = [c.row() for c in cands]
+        return S.rank(cands, kind, code)
+
     def _base_meta(self, res: FixResult) -> dict:
         """What is known when the episode begins (all that a killed one keeps)."""
         return {
@@ -317,6 +410,7 @@ class Fixer:
             "fixed": res.fixed,
             "final_exit": res.final_exit,
             "approvals": res.approvals,
+            "candidates": res.candidates,
             **({"note": res.note} if res.note else {}),
         }
 

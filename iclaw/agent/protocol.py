@@ -35,14 +35,17 @@ def cap_text(text: str, limit: int, keep: str = "tail") -> str:
     return "[...]\n" + text[-limit:]
 
 
-def format_output(stdout: str, stderr: str, exit_code: int, limit: int = 400) -> str:
-    """What the policy sees of a run: stdout (head), stderr (tail), then the exit code."""
+def format_output(stdout: str, stderr: str, exit_code: int, limit: int = 400, hint: str = "") -> str:
+    """What the policy sees of a run: stdout (head), stderr (tail), the exit code, then the hint line
+    (iclaw/tools/hints.py), last so that no cap ever cuts it."""
     parts = []
     if stdout.strip():
         parts.append(cap_text(stdout.rstrip("\n"), limit, keep="head"))
     if stderr.strip():
         parts.append(cap_text(stderr.rstrip("\n"), limit, keep="tail"))
     parts.append(f"[exit {exit_code}]")
+    if hint:
+        parts.append(hint)
     return "\n".join(parts)
 
 
@@ -78,6 +81,7 @@ class Action:
     kind: str  # "bash" | "python" | "done" | "invalid"
     code: str = ""  # the command / program for a tool call
     error: str = ""  # why an output could not be parsed (shown to the policy as an observation)
+    changes: tuple[str, ...] = ()  # what a dry run of it did to files that exist (iclaw/agent/search.py)
 
 
 def parse_action(tokens: list[int]) -> Action:

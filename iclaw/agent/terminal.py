@@ -111,10 +111,16 @@ class Transcript:
         show_code(self.c, code, kind, "you")
         show_run(self.c, r)
         if r.exit_code != 0:
-            self.c.print(f"[dim]asking {escape(self.label)} to fix it…[/]")
+            self.c.print(
+                f"[dim]looking for a fix in throwaway copies of this folder ({escape(self.label)})…[/]"
+            )
 
     def on_event(self, event: str, ep, info: dict) -> None:
         a: Action = info["action"]
+        if event == "proposal":
+            self.proposed = a.code
+            show_code(self.c, a.code, a.kind, "fix (it worked in a copy of this folder)")
+            return
         if event == "action":
             n = ep.n_turns
             if a.kind == "done":
@@ -183,8 +189,9 @@ class Confirm:
     """The `approve` hook of the episode loop: [y]es / [n]o / [e]dit / [a]lways before a model command runs.
 
     auto=True (--yes, /yes, or answering `a`) approves without asking; commands still run in the sandbox.
-    Except a command that would overwrite a file that exists (`overwritten_files`): that is asked about
-    always, and declined when there is no terminal to ask on.
+    Except a command that would overwrite a file that exists (`overwritten_files`), or whose dry run in a copy
+    deleted, emptied, replaced or changed one (`action.changes`, iclaw/agent/search.py): that is asked about
+    always, naming the change, and declined when there is no terminal to ask on.
     Ctrl-C cancels the whole turn (KeyboardInterrupt propagates); Ctrl-D declines and stops the turn
     (EOFError).
 
@@ -262,10 +269,14 @@ class Confirm:
 
     def __call__(self, ep, action: Action) -> Action | None:
         clobbers = overwritten_files(action.code, Path(ep.workdir)) if action.kind == "bash" else []
-        if clobbers:  # asked even under --yes / always: the sandbox writes the user's own files
-            self.c.print(
-                f"[bold yellow]this would overwrite {escape(', '.join(clobbers))}, which exists here[/]"
-            )
+        if clobbers or action.changes:  # asked even under --yes / always: the sandbox writes the user's files
+            if clobbers:
+                self.c.print(
+                    f"[bold yellow]this would overwrite {escape(', '.join(clobbers))}, which exists here[/]"
+                )
+            if action.changes:
+                said = "; ".join(action.changes)
+                self.c.print(f"[bold yellow]in a copy of this folder it {escape(said)}[/]")
             if self.auto and self._input is None and not stdin_is_tty():
                 self.c.print("[dim]declined: nobody to confirm it (run it yourself if you mean it)[/]")
                 return None

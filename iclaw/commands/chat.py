@@ -9,7 +9,8 @@ import typer
 from iclaw.commands.options import Db
 
 YES_HELP = (
-    "Run model commands without asking (still sandboxed), except one that would overwrite a file that exists."
+    "Run the fix without asking (still sandboxed), except one whose dry run deleted, emptied, replaced or "
+    "changed a file that exists."
 )
 MODEL_HELP = (
     "Registered model name (see `iclaw models list`) or a checkpoint path; default: the built-in policy."
@@ -24,9 +25,10 @@ def register(app: typer.Typer) -> None:
     )(chat)
     app.command(
         "fix",
-        help="Run one command, let the model fix it if it fails, verify the fix by its run, print the fixed "
-        "command. Exit 0 when the final command exited 0 (a final `ls` or `pwd` that only looked does not "
-        "count). Example: iclaw fix 'ehco hi' --yes",
+        help="Run one command; if it fails, try fixes (the hints' nearest names, the model's likeliest fix, "
+        "samples) in throwaway copies of this folder, propose the one that worked and stays closest to what you "
+        "typed, run it here once approved, print it. Exit 0 when it exited 0 (a final `ls` or `pwd` that only "
+        "looked does not count). Example: iclaw fix 'gti status' --yes",
     )(fix)
 
 
@@ -71,7 +73,12 @@ def fix(
     max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) for the fix."),
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
     python: bool = typer.Option(False, "--python", help="COMMAND is Python code."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (0 = greedy)."),
+    temperature: float = typer.Option(
+        0.7,
+        "--temperature",
+        help="Temperature of the sampled fixes, tried only when neither a hint nor the likeliest fix works "
+        "(0: none).",
+    ),
 ) -> None:
     from iclaw.agent.fix import fix_main
 

@@ -371,6 +371,17 @@ class Store:
         with self._lock:
             return [episode_row(r) for r in self.db.query(sql, params)]
 
+    def worked_before(self, tool: str, limit: int = 500) -> list[str]:
+        """Commands of `tool` that exited 0 in the user's own folders (chat, fix, exec; not a try in a
+        throwaway copy), newest first, each once: the history hints read (iclaw/tools/hints.py)."""
+        sql = (
+            "select c.input, max(c.id) as last from tool_calls c join episodes e on e.id = c.episode_id "
+            "where c.tool = ? and c.exit_code = 0 and e.source in ('chat', 'fix', 'exec') "
+            "and c.cwd not like '%iclaw-try-%' group by c.input order by last desc limit ?"
+        )
+        with self._lock:
+            return [r["input"] for r in self.db.query(sql, [tool, int(limit)])]
+
     def count(self, table: str = "episodes") -> int:
         with self._lock:
             return self.db[table].count

@@ -117,6 +117,8 @@ def mine_tasks(
     known = {t.id: t for t in load_tasks(tasks_file)} if tasks_file else {}
     calls_by_ep: dict[int, list[dict]] = {}
     for c in db.query("select * from tool_calls order by episode_id, turn, id"):
+        if "/iclaw-try-" in (c.get("cwd") or ""):  # `iclaw fix` trying a candidate in a throwaway copy
+            continue
         calls_by_ep.setdefault(c["episode_id"], []).append(c)
 
     tasks: list[Task] = []

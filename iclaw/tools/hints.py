@@ -1,0 +1,280 @@
+"""Hints: what a good shell says next to a failure, so the answer is in the observation and the policy copies it.
+
+One function, `find_hints`, reads a failed run (the command, what it printed, its exit code, its folder) and
+returns a few `Hint`s, each a word that failed and the nearest things that exist:
+
+  command   exit 127, `gti: command not found`      -> the nearest executables on the sandbox's PATH and bash
+            builtins (zsh's CORRECT)
+  path      `No such file or directory`, `cannot access`, ... -> for each path in the command (or quoted in
+            the error) that does not exist, the nearest names in its folder (bash's cdspell)
+  git       git's own "The most similar command is" lines
+  python    Python's own "Did you mean: 'x'?"; `No module named 'x'` -> the nearest standard-library module
+  option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`
+  history   a command that exited 0 before, in this store, close to the one that failed
+
+`render` makes them one line, `[hint: gti -> git, gio | note.txt -> notes.txt]`, which format_output appends
+after `[exit N]` so the output cap never cuts it; `substitute` turns a hint into a candidate fix (the word
+replaced in the command), which is how `iclaw fix` tries them (iclaw/agent/search.py).
+
+Everything is read on the host from what the sandbox sees (its PATH directories are the host's, mounted read
+only; the folder is the task's or the user's), with caps: at most MAX_NAMES entries of any one directory, words
+of at most MAX_WORD characters, at most MAX_HINTS hints of RIGHTS names each. Sorted listings and a fixed
+distance make the same failure give the same hint in training, eval, chat and fix.
+Left out: keyboard-aware distances (a plain Damerau-Levenshtein already puts `gti` next to `git`), and hints
+for errors that carry no name (a SyntaxError's position is already in Python's own message).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from iclaw.tools.isolation import SANDBOX_PATH
+
+MAX_NAMES = 5000  # entries read from one directory: a folder of 100,000 files costs what 5,000 do
+MAX_WORD = 64  # longer "words" (a pasted blob) are not typos of a name
+MAX_HINTS = 3
+RIGHTS = 3  # names offered per hint
+MAX_LINE = 240  # characters of the rendered line
+MAX_PATHS = 8  # paths of one command looked up: a pasted list of 10,000 names must not cost seconds
+
+BUILTINS = (
+    "alias bg bind break builtin case cd command continue declare dirs disown echo enable eval exec exit "
+    "export false fc fg for function getopts hash help history if jobs kill let local logout popd printf "
+    "pushd pwd read readonly return select set shift shopt source test time times trap true type typeset "
+    "ulimit umask unalias unset until wait while"
+).split()
+
+
+@dataclass(frozen=True)
+class Hint:
+    what: str  # command | path | git | python | option | history
+    wrong: str  # the word that failed (for history: the whole command)
+    rights: tuple[str, ...]  # nearest first
+
+
+def distance(a: str, b: str, cap: int = 4) -> int:
+    """Damerau-Levenshtein (optimal string alignment): `gti`/`git` and `sl`/`ls` are 1. Stops early past cap."""
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > cap:
+            return cap + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def allowed(word: str) -> int:
+    """How many edits still count as a typo of `word`: 1 up to 4 characters, 2 up to 8, then 3."""
+    return 1 if len(word) <= 4 else 2 if len(word) <= 8 else 3
+
+
+def nearest(word: str, names, limit: int = RIGHTS) -> tuple[str, ...]:
+    """The names within `allowed(word)` edits of `word` (or with its stem: `data.csv` -> `data.tsv`,
+    `report` -> `report.txt`), nearest first, then shortest, then alphabetical."""
+    if not word or len(word) > MAX_WORD:
+        return ()
+    cap, stem = allowed(word), word.split(".")[0]
+    scored = []
+    for n in set(names):
+        if n == word:
+            continue
+        d = distance(word, n, cap)
+        if d > cap and len(stem) >= 3 and n.split(".")[0] == stem:
+            d = cap  # same stem, another extension: as far as a typo can be
+        if d <= cap:
+            scored.append((d, len(n), n))
+    return tuple(n for _, _, n in sorted(scored)[:limit])
+
+
+def listing(folder: Path) -> list[str]:
+    """Up to MAX_NAMES names in `folder`, sorted; a folder that cannot be read has none. Names that are
+    not UTF-8 come as lone surrogates (os.fsdecode): they are skipped, never offered as a fix."""
+    try:
+        with os.scandir(folder) as it:
+            names = [e.name for e in itertools.islice(it, MAX_NAMES)]
+    except OSError:
+        return []
+    return sorted(n for n in names if n.isprintable() and not _surrogates(n))
+
+
+def _surrogates(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+@lru_cache(maxsize=1)
+def executables() -> tuple[str, ...]:
+    """The names on the sandbox's PATH plus bash's builtins (read once per process; an unreadable PATH
+    entry adds nothing)."""
+    names = set(BUILTINS)
+    for d in SANDBOX_PATH.split(":"):
+        names.update(listing(Path(d)))
+    return tuple(sorted(names))
+
+
+# -- what failed -------------------------------------------------------------------------------------------
+
+NOT_FOUND = re.compile(r"(?:^|: )([^\s:'\"]+): (?:command )?not found$", re.M)
+MISSING = (
+    "No such file or directory",
+    "cannot access",
+    "cannot stat",
+    "cannot open",
+    "can't open",
+    "not a directory",
+)
+GIT = re.compile(
+    r"git: '([^']+)' is not a git command.*?most similar commands? (?:is|are)\n((?:\t\S+\n?)+)", re.S
+)
+PY_MEAN = re.compile(r"(?:name|attribute|module) '([^']+)'.*?Did you mean: '([^']+)'\?", re.S)
+PY_MODULE = re.compile(r"No module named '([\w.]+)'")
+OPTION = re.compile(r"(?:unrecognized|unknown|invalid) option[^'`\"]*['`\"](--?[\w-]+)")
+QUOTED = re.compile(r"""['"‘’]([^'"‘’\n]{1,200})['"‘’]""")
+
+
+def words(code: str) -> list[str]:
+    """The command's words (shell rules; a line that does not split is split on spaces)."""
+    try:
+        return shlex.split(code, comments=False)
+    except ValueError:
+        return code.split()
+
+
+def find_hints(
+    kind: str,
+    code: str,
+    stdout: str,
+    stderr: str,
+    exit_code: int,
+    cwd: Path | str,
+    *,
+    history: list[str] | None = None,
+    usage=None,
+) -> list[Hint]:
+    """Hints for a failed run (none for a success). `usage(tool)` returns the tool's `--help` text (run in
+    the sandbox by the caller) for option hints; `history`, commands that worked before, newest first."""
+    if exit_code == 0 or len(code) > 4 * MAX_LINE * 16:
+        return []
+    cwd, text = Path(cwd), (stderr or "") + "\n" + (stdout or "")
+    text = text[-8192:]  # the end of an error says the most, and a flood must not cost time
+    found: list[Hint] = []
+
+    def add(what: str, wrong: str, rights: tuple[str, ...]) -> None:
+        if rights and wrong not in [h.wrong for h in found]:
+            found.append(Hint(what, wrong, rights))
+
+    for m in GIT.finditer(text):
+        add("git", m.group(1), tuple(s.strip() for s in m.group(2).split("\n") if s.strip())[:RIGHTS])
+    for m in PY_MEAN.finditer(text):
+        add("python", m.group(1), (m.group(2),))
+    if exit_code == 127 or "command not found" in text:
+        for m in NOT_FOUND.finditer(text):
+            add("command", m.group(1), nearest(m.group(1), executables()))
+    for m in PY_MODULE.finditer(text):
+        top = m.group(1).split(".")[0]
+        add("python", top, nearest(top, sorted(sys.stdlib_module_names)))
+    if any(s in text for s in MISSING):
+        paths = [w for w in words(code) if _pathlike(w) and w not in executables()] if kind == "bash" else []
+        paths += [q for q in QUOTED.findall(text) if _pathlike(q)]
+        for p in list(dict.fromkeys(paths))[:MAX_PATHS]:
+            add("path", p, near_path(p, cwd))
+    if usage is not None and kind == "bash":
+        for m in OPTION.finditer(text):
+            opt = m.group(1)
+            tool = next((w for w in words(code) if opt in w or not w.startswith("-")), "")
+            if opt.startswith("--") and tool:
+                add("option", opt, nearest(opt, set(re.findall(r"(?<![\w-])--[a-z][\w-]*", usage(tool)))))
+    if history and kind == "bash":
+        add("history", code, tuple(h for h in history if h != code and distance(code, h, 3) <= 3)[:1])
+    return found[:MAX_HINTS]
+
+
+def _pathlike(w: str) -> bool:
+    return 0 < len(w) <= 4 * MAX_WORD and not w.startswith(("-", "$", "~")) and "\n" not in w and "*" not in w
+
+
+def near_path(path: str, cwd: Path) -> tuple[str, ...]:
+    """For a path that does not exist under cwd, the nearest paths that do (each missing component replaced
+    by its nearest sibling): `src/ap.py` -> `src/app.py`, `scr/app.py` -> `src/app.py`."""
+    p = Path(path)
+    if p.is_absolute() or ".." in p.parts or (cwd / p).exists() or not p.parts:
+        return ()
+    found = [Path()]
+    for part in p.parts:
+        nxt = []
+        for base in found:
+            if (cwd / base / part).exists():
+                nxt.append(base / part)
+            else:
+                nxt += [base / n for n in nearest(part, listing(cwd / base))]
+        found = nxt[:RIGHTS]
+        if not found:
+            return ()
+    return tuple(str(f) for f in found)
+
+
+def render(hints: list[Hint]) -> str:
+    """One line for the observation: `[hint: gti -> git, gio | note.txt -> notes.txt]` ('' for none)."""
+    parts = []
+    for h in hints:
+        if h.what == "history":
+            parts.append(f"worked before: {h.rights[0]}")
+        else:
+            parts.append(f"{h.wrong} -> {', '.join(h.rights)}")
+    if not parts:
+        return ""
+    line = "[hint: " + " | ".join(parts)
+    return (line[: MAX_LINE - 4] + "...]") if len(line) > MAX_LINE - 1 else line + "]"
+
+
+def substitute(kind: str, code: str, hint: Hint) -> list[str]:
+    """Candidate fixes from one hint: the command (or program) with the wrong word replaced by each right one.
+    A word is replaced where it stands alone (`gti status` -> `git status`, never inside another word)."""
+    if hint.what == "history":
+        return list(hint.rights)
+    pattern = re.compile(r"(?<![\w./-])" + re.escape(hint.wrong) + r"(?![\w-])")
+    if hint.what in ("python", "git") and kind == "python":
+        pattern = re.compile(r"(?<![\w])" + re.escape(hint.wrong) + r"(?![\w])")
+    out = []
+    for right in hint.rights:
+        new, n = pattern.subn(lambda _m, r=right: r, code)
+        if n and new != code:
+            out.append(new)
+    return out
+
+
+_USAGE: dict[str, str] = {}
+
+
+def usage_in(sandbox):
+    """`usage(tool)` for find_hints: the tool's `--help` as the sandbox prints it (first 20,000 characters,
+    2 s at most), read once per tool and process. Only names on the sandbox's PATH are ever run."""
+    import tempfile
+
+    def usage(tool: str) -> str:
+        if tool not in executables() or tool in BUILTINS or "/" in tool:
+            return ""
+        if tool not in _USAGE:
+            with tempfile.TemporaryDirectory(prefix="iclaw-usage-") as d:
+                r = sandbox.run("bash", f"{shlex.quote(tool)} --help 2>&1 | head -c 20000", d, timeout=2.0)
+            _USAGE[tool] = r.stdout
+        return _USAGE[tool]
+
+    return usage
