@@ -13,8 +13,10 @@ For every task:
            written as `.`, as the verifier does); none counts as not fixed. Shell history is empty, so
            no_command ranks by spelling alone; rules' side_effect hooks are not run.
   iclaw    the Fixer behind `iclaw fix --yes` (iclaw/agent/fix.py) runs the broken command in another fresh
-           fixture and, as it fails, one multi-turn episode of the model there (every call sandboxed, episodes
-           logged to a throw-away store unless --db); the episode's final command is the candidate.
+           fixture and, as it fails, searches: hint candidates, the model's greedy episode, samples, each tried
+           in a throwaway copy (every call sandboxed, episodes logged to a throw-away store unless --db); the
+           command it proposes and runs is the candidate. --no-search: the model's episode alone, its final
+           command the candidate (as before the search); --no-hints: no hint line and no hint candidates.
 Both candidates are judged by the same Verifier, each in its own fresh fixture: stdout and exit code equal to
 the reference's, or the task's test passes afterwards.
 
@@ -156,15 +158,23 @@ def iclaw_answers(tasks: list[Task], args, sandbox: Sandbox, root: Path) -> list
 
     torch.manual_seed(args.seed)
     policy = load_policy(args.model)
-    cfg = EpisodeConfig(max_turns=args.max_turns, temperature=args.temperature)
+    cfg = EpisodeConfig(max_turns=args.max_turns, temperature=args.temperature, hints=not args.no_hints)
     db = args.db or root / "bench_thefuck.db"
     out = []
     with Store(db) as store:
         for i, t in enumerate(tasks):
             d = fresh(root, f"ic{i}", t)
-            res = Fixer(policy, sandbox, store, cfg, d, source="bench", model_name=args.model).run(
-                t.kind, t.broken
+            fixer = Fixer(
+                policy,
+                sandbox,
+                store,
+                cfg,
+                d,
+                source="bench",
+                model_name=args.model,
+                search=not args.no_search,
             )
+            res = fixer.run(t.kind, t.broken)
             out.append(res.final or "")
             print(f"\r  iclaw {i + 1}/{len(tasks)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
@@ -207,7 +217,20 @@ def main() -> None:
     ap.add_argument(
         "--max-turns", type=int, default=3, help="iclaw: model turns per fix (iclaw fix's default)"
     )
-    ap.add_argument("--temperature", type=float, default=0.7, help="iclaw: sampling temperature (0 = greedy)")
+    ap.add_argument(
+        "--temperature",
+        type=float,
+        default=0.7,
+        help="iclaw: temperature of the sampled candidates (0: none)",
+    )
+    ap.add_argument(
+        "--no-hints", action="store_true", help="iclaw: no hint line, no hint candidates (ablation)"
+    )
+    ap.add_argument(
+        "--no-search",
+        action="store_true",
+        help="iclaw: the model's episode alone, as before the search (ablation)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="iclaw: torch seed")
     ap.add_argument(
         "--db", type=Path, help="iclaw: keep the episodes in this store (default: a temporary one)"
