@@ -62,6 +62,11 @@ def test_hints_from_real_failures(folder):
     py = hints_of("python", "count = 3\nprint(cuont)", folder)
     assert py == [H.Hint("python", "cuont", ("count",))]  # Python's own "Did you mean"
     assert H.Hint("python", "jsn", ("json",)) in hints_of("python", "import jsn", folder)
+    colon = "n = 0\nwhile n < 2\n    n += 1\nprint(n)"
+    (edit,) = hints_of("python", colon, folder)
+    assert edit == H.Hint("edit", "line 2", ("while n < 2:",))  # Python's "expected ':'", as a line edit
+    assert H.substitute("python", colon, edit) == [colon.replace("2\n ", "2:\n ", 1)]
+    assert hints_of("python", "x = [1, 2\nprint(x)", folder)[0].rights == ("x = [1, 2]",)
     usage = H.usage_in(Sandbox())
     assert hints_of("bash", "ls --colr", folder, usage=usage) == [H.Hint("option", "--colr", ("--color",))]
     hist = hints_of("bash", "mkae test", folder, history=["make test", "ls"])

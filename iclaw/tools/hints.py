@@ -10,6 +10,8 @@ returns a few `Hint`s, each a word that failed and the nearest things that exist
   git       git's own "The most similar command is" lines
   python    Python's own "Did you mean: 'x'?"; `No module named 'x'` -> the nearest standard-library module
   option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`
+  edit      Python's SyntaxError / IndentationError that says the edit (`expected ':'`) -> the line as it
+            should read, by its number (`line 2 -> while n < 2:`): an edit, the program is never re-typed
   history   a command that exited 0 before, in this store, close to the one that failed
 
 `render` makes them one line, `[hint: gti -> git, gio | note.txt -> notes.txt]`, which format_output appends
@@ -54,8 +56,8 @@ BUILTINS = (
 
 @dataclass(frozen=True)
 class Hint:
-    what: str  # command | path | git | python | option | history
-    wrong: str  # the word that failed (for history: the whole command)
+    what: str  # command | path | git | python | option | edit | history
+    wrong: str  # the word that failed (edit: "line N"; history: the whole command)
     rights: tuple[str, ...]  # nearest first
 
 
@@ -201,9 +203,43 @@ def find_hints(
             tool = next((w for w in words(code) if opt in w or not w.startswith("-")), "")
             if opt.startswith("--") and tool:
                 add("option", opt, nearest(opt, set(re.findall(r"(?<![\w-])--[a-z][\w-]*", usage(tool)))))
+    if kind == "python":
+        for line_no, new in line_edits(code, text):
+            add("edit", f"line {line_no}", (new,))
     if history and kind == "bash":
         add("history", code, tuple(h for h in history if h != code and distance(code, h, 3) <= 3)[:1])
     return found[:MAX_HINTS]
+
+
+PY_AT = re.compile(r'File "[^"]*", line (\d+)')
+PY_ERROR = re.compile(r"^(SyntaxError|IndentationError): (.*)$", re.M)
+
+
+def line_edits(code: str, text: str) -> list[tuple[int, str]]:
+    """Python's own SyntaxError / IndentationError messages that say the edit: (line number, new line).
+    `expected ':'`, `'(' was never closed`, `Missing parentheses in call to 'print'`, `expected an indented
+    block`, `unterminated string literal`."""
+    at, err = PY_AT.findall(text), PY_ERROR.findall(text)
+    lines = code.split("\n")
+    if not at or not err or not 0 < int(at[-1]) <= len(lines):
+        return []
+    n, (_, msg) = int(at[-1]), err[-1]
+    line = lines[n - 1]
+    body = line.rstrip()
+    if msg.startswith("expected ':'"):
+        return [(n, body + ":")]
+    m = re.match(r"'([(\[{])' was never closed", msg)
+    if m:
+        return [(n, body + {"(": ")", "[": "]", "{": "}"}[m.group(1)])]
+    if msg.startswith("Missing parentheses in call to 'print'"):
+        head, _, rest = body.partition("print ")
+        return [(n, f"{head}print({rest.strip()})")] if rest else []
+    if msg.startswith("expected an indented block"):
+        return [(n, "    " + line)]
+    if msg.startswith("unterminated string literal"):
+        quote = next((c for c in body if c in "'\""), "")
+        return [(n, body + quote)] if quote else []
+    return []
 
 
 def _pathlike(w: str) -> bool:
@@ -249,6 +285,9 @@ def substitute(kind: str, code: str, hint: Hint) -> list[str]:
     A word is replaced where it stands alone (`gti status` -> `git status`, never inside another word)."""
     if hint.what == "history":
         return list(hint.rights)
+    if hint.what == "edit":  # a whole line, by its number
+        lines, n = code.split("\n"), int(hint.wrong.split()[-1])
+        return ["\n".join(lines[: n - 1] + [r] + lines[n:]) for r in hint.rights]
     pattern = re.compile(r"(?<![\w./-])" + re.escape(hint.wrong) + r"(?![\w-])")
     if hint.what in ("python", "git") and kind == "python":
         pattern = re.compile(r"(?<![\w])" + re.escape(hint.wrong) + r"(?![\w])")
