@@ -39,6 +39,7 @@ from iclaw.errors import IclawError
 from iclaw.model.gpt import autocast, bf16_supported
 from iclaw.model.tokenizer import OBS
 from iclaw.model.vocab import spell_out
+from iclaw.tools.hints import find_hints, render, usage_in
 from iclaw.train.common import INTERRUPTED, TIME_UP, console, stop_requested
 from iclaw.train.optim import configure_optimizers, make_optimizer, warmup_cosine
 from iclaw.train.rollout import collate, logprobs_and_entropy
@@ -94,10 +95,11 @@ def demonstrations(
             extra.append((i, t.kind, t.broken, False))
     fixes = _observe_in_fixtures([(t, t.kind, t.reference) for t in usable], sandbox, obs_chars)
     firsts = _observe_in_fixtures([(usable[i], kind, code) for i, kind, code, _ in extra], sandbox, obs_chars)
+    requests = _requests_in_fixtures(usable, sandbox)
 
     def episode(i: int, before: list[tuple[list[int], int]]) -> tuple[list[int], list[int]]:
         t = usable[i]
-        segments = [(request_tokens(task_request(t)), 0), *before]
+        segments = [(request_tokens(requests[i]), 0), *before]
         segments += [(action_tokens(t.kind, t.reference), 1), (fixes[i], 0), (action_tokens("done", None), 1)]
         return [x for toks, _ in segments for x in toks], [m for toks, m in segments for _ in toks]
 
@@ -159,11 +161,26 @@ def _observe_in_fixtures(calls: list[tuple], sandbox, obs_chars: int) -> list[li
             write_fixture(t.files or {}, d)
             runs.append((kind, code, d))
         results = sandbox.run_many(runs)
-    dirs = [d for _, _, d in runs]
-    return [
-        observation_tokens(format_output(unroot(r.stdout, d), unroot(r.stderr, d), r.exit_code, obs_chars))
-        for r, d in zip(results, dirs)
-    ]
+        out = []
+        for (kind, code, d), r in zip(runs, results):  # in the fixture still: a failed run's hints read it
+            stdout, stderr = unroot(r.stdout, d), unroot(r.stderr, d)
+            hs = find_hints(kind, code, stdout, stderr, r.exit_code, d, usage=usage_in(sandbox))
+            out.append(observation_tokens(format_output(stdout, stderr, r.exit_code, obs_chars, render(hs))))
+    return out
+
+
+def _requests_in_fixtures(tasks: list, sandbox) -> list[str]:
+    """Each task's request with its hint line, read in a fresh copy of its fixture (as rollouts see it)."""
+    from iclaw.tasks.task import write_fixture
+
+    usage, out = usage_in(sandbox), []
+    with tempfile.TemporaryDirectory(prefix="iclaw-sft-req-") as root:
+        for i, t in enumerate(tasks):
+            d = Path(root) / f"{i:05d}"
+            d.mkdir()
+            write_fixture(t.files or {}, d)
+            out.append(task_request(t, d, usage))
+    return out
 
 
 def sft_loss(model, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
