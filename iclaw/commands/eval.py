@@ -38,6 +38,11 @@ def eval_cmd(
         None, "--temperature", help="Default: 0 (greedy) for k=1, 0.8 otherwise."
     ),
     max_turns: int = typer.Option(2, "--max-turns"),
+    hints: bool = typer.Option(
+        True,
+        "--hints/--no-hints",
+        help="End each failed run's output with the hint line (iclaw/tools/hints.py).",
+    ),
     oracle: bool = typer.Option(
         False, "--oracle", help="Submit each task's reference (verifier sanity check)."
     ),
@@ -106,7 +111,7 @@ def eval_cmd(
                     k=k,
                     seed=seed,
                     store=store,
-                    cfg=EpisodeConfig(max_turns=max_turns, temperature=temp),
+                    cfg=EpisodeConfig(max_turns=max_turns, temperature=temp, hints=hints),
                     progress=lambda m: progress(m),
                 )
     if as_json:
