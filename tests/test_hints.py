@@ -69,6 +69,9 @@ def test_hints_from_real_failures(folder):
     assert hints_of("python", "x = [1, 2\nprint(x)", folder)[0].rights == ("x = [1, 2]",)
     usage = H.usage_in(Sandbox())
     assert hints_of("bash", "ls --colr", folder, usage=usage) == [H.Hint("option", "--colr", ("--color",))]
+    assert hints_of("bash", "ls --sort=szie", folder)[0] == H.Hint("option", "szie", ("size",))
+    (folder / "Makefile").write_text("test:\n\t@echo ok\nbuild: test\n\t@echo built\nCC := gcc\n")
+    assert hints_of("bash", "make tset", folder)[0] == H.Hint("option", "tset", ("test",))
     hist = hints_of("bash", "mkae test", folder, history=["make test", "ls"])
     assert H.Hint("history", "mkae test", ("make test",)) in hist
     assert H.substitute("bash", "gti status", H.Hint("command", "gti", ("git",))) == ["git status"]

@@ -9,7 +9,9 @@ returns a few `Hint`s, each a word that failed and the nearest things that exist
             the error) that does not exist, the nearest names in its folder (bash's cdspell)
   git       git's own "The most similar command is" lines
   python    Python's own "Did you mean: 'x'?"; `No module named 'x'` -> the nearest standard-library module
-  option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`
+  option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`;
+            `invalid argument 'szie' for '--sort'` -> the nearest of the values the tool lists; make's
+            `No rule to make target 'tset'` -> the nearest target in the Makefile
   edit      Python's SyntaxError / IndentationError that says the edit (`expected ':'`) -> the line as it
             should read, by its number (`line 2 -> while n < 2:`): an edit, the program is never re-typed
   history   a command that exited 0 before, in this store, close to the one that failed
@@ -147,7 +149,14 @@ GIT = re.compile(
 )
 PY_MEAN = re.compile(r"(?:name|attribute|module) '([^']+)'.*?Did you mean: '([^']+)'\?", re.S)
 PY_MODULE = re.compile(r"No module named '([\w.]+)'")
-OPTION = re.compile(r"(?:unrecognized|unknown|invalid) option[^'`\"]*['`\"](--?[\w-]+)")
+Q = "['‘’`]"  # GNU tools quote with ' or, in a UTF-8 locale (the sandbox's), with ‘ ’
+VALID = re.compile(
+    rf"invalid argument {Q}([^'‘’]+){Q} for {Q}[^'‘’]+{Q}\s*\n"
+    rf"Valid arguments are:\n((?:\s+- {Q}[^'‘’]+{Q}.*\n?)+)"
+)
+MAKE = re.compile(rf"No rule to make target {Q}([^'‘’]+){Q}")
+MAKE_TARGET = re.compile(r"^([A-Za-z0-9_][\w.-]*)\s*:(?!=)", re.M)
+OPTION = re.compile(r"(?:unrecognized|unknown|invalid) option[^'`\"‘]*['`\"‘](--?[\w-]+)")
 QUOTED = re.compile(r"""['"‘’]([^'"‘’\n]{1,200})['"‘’]""")
 
 
@@ -189,6 +198,10 @@ def find_hints(
     if exit_code == 127 or "command not found" in text:
         for m in NOT_FOUND.finditer(text):
             add("command", m.group(1), nearest(m.group(1), executables()))
+    for m in VALID.finditer(text):  # GNU tools list the values an option takes
+        add("option", m.group(1), nearest(m.group(1), re.findall(rf"- {Q}([^'‘’]+){Q}", m.group(2))))
+    for m in MAKE.finditer(text):
+        add("option", m.group(1), nearest(m.group(1), make_targets(cwd)))
     for m in PY_MODULE.finditer(text):
         top = m.group(1).split(".")[0]
         add("python", top, nearest(top, sorted(sys.stdlib_module_names)))
@@ -239,6 +252,17 @@ def line_edits(code: str, text: str) -> list[tuple[int, str]]:
     if msg.startswith("unterminated string literal"):
         quote = next((c for c in body if c in "'\""), "")
         return [(n, body + quote)] if quote else []
+    return []
+
+
+def make_targets(cwd: Path) -> list[str]:
+    """The targets of the folder's Makefile (its first 64 KiB)."""
+    for name in ("GNUmakefile", "makefile", "Makefile"):
+        try:
+            with open(cwd / name, encoding="utf-8", errors="replace") as f:
+                return MAKE_TARGET.findall(f.read(65536))
+        except OSError:
+            continue
     return []
 
 
