@@ -43,6 +43,11 @@ ENTER, CTRL_C, CTRL_D, CTRL_U, ESC_ENTER = "\r", "\x03", "\x04", "\x15", "\x1b\r
 PROMPT, ASK = "iclaw>", "run it? [Y]es"  # the input line; a confirmation with nothing typed ahead
 
 
+def here(ep: dict, ws) -> list[tuple]:
+    """(input, exit code) of the calls that ran in the user's folder, not in one of the search's copies."""
+    return [(c["input"], c["exit_code"]) for c in ep["tool_calls"] if c["cwd"] == str(ws)]
+
+
 @pytest.fixture
 def ws(tmp_path):
     d = tmp_path / "ws"
@@ -90,9 +95,10 @@ def test_classify_rule():
 
 
 def test_session_edit_approve_rate_logged(tmp_path, ws, monkeypatch):
-    """Type a broken command; the model proposes a fix; the user edits it (`e`), it runs; /rate good; Ctrl-D.
-    The rows: one chat episode (model, checkpoint, rating good), its user turn, the user's own run at turn 0
-    (exit 127), then the edited command (exit 0) — and `tasks mine` turns it into a task."""
+    """Type a broken command; the fix that worked in a copy is proposed; the user edits it (`e`), it runs;
+    /rate good; Ctrl-D. The rows: one chat episode (model, checkpoint, rating good), its user turn, the user's
+    own run at turn 0 (exit 127), the model's try in a copy, then the edited command (exit 0) in the folder —
+    and `tasks mine` turns it into a task."""
     use_home(monkeypatch, tmp_path / "home")
     ckpt = publish("demo", emitter_model())
     keys = [
@@ -104,7 +110,8 @@ def test_session_edit_approve_rate_logged(tmp_path, ws, monkeypatch):
         (PROMPT, CTRL_D),
     ]
     chat, out = run_chat(tmp_path, ws, keys)
-    assert "model (turn 1)" in out and "you (edited)" in out and "fixed: echo hi there" in out, out
+    assert "model (turn 1)" in out and "worked in a copy" in out and "you (edited)" in out, out
+    assert "fixed: echo hi there" in out
     assert "rated good" in out and "bye" in out
 
     with Store(tmp_path / "t.db") as store:
@@ -112,12 +119,12 @@ def test_session_edit_approve_rate_logged(tmp_path, ws, monkeypatch):
         ep = store.episode(row["id"])
     assert ep["model"] == "demo" and ep["checkpoint"] == ckpt and ep["rating"] == "good"
     assert ep["final_command"] == "echo hi there"
-    calls = [(c["turn"], c["tool"], c["input"], c["exit_code"]) for c in ep["tool_calls"]]
-    assert calls == [(0, "bash", BROKEN, 127), (0, "bash", "echo hi there", 0)]
-    assert ep["tool_calls"][1]["stdout"] == "hi there\n" and ep["tool_calls"][1]["cwd"] == str(ws)
+    assert here(ep, ws) == [(BROKEN, 127), ("echo hi there", 0)]
+    assert ep["tool_calls"][-1]["stdout"] == "hi there\n" and ep["tool_calls"][-1]["cwd"] == str(ws)
+    assert [c["input"] for c in ep["tool_calls"][1:-1]] == ["echo hi"]  # the model's try, in a copy
     assert ep["meta"]["fixed"] is True and ep["meta"]["sandbox"] in ("bwrap", "none")
     assert ep["meta"]["approvals"] == [
-        {"turn": 0, "proposed": "echo hi", "decision": "edited", "ran": "echo hi there"}
+        {"turn": 1, "proposed": "echo hi", "decision": "edited", "ran": "echo hi there"}
     ]
     assert [t["role"] for t in ep["turns"]][:2] == ["user", "assistant"] and BROKEN in ep["turns"][0]["text"]
     assert (tmp_path / "history").read_text().count(BROKEN) == 1  # persistent prompt history
@@ -151,11 +158,11 @@ def test_yes_decline_and_multiline_python(tmp_path, ws, monkeypatch):
     assert "declined" in out and "auto-approve on" in out and "auto-approve off" in out
     with Store(tmp_path / "t.db") as store:
         eps = [store.episode(r["id"]) for r in reversed(store.episodes(source="chat"))]
-    assert [len(e["tool_calls"]) for e in eps] == [1, 1, 2, 2]
+    assert [len(here(e, ws)) for e in eps] == [1, 1, 2, 1]
     assert eps[0]["meta"]["end"] == "interrupted" and eps[0]["meta"]["approvals"] == []
     assert [e["status"] for e in eps] == ["failed", "failed", "passed", "failed"]
     assert eps[1]["meta"]["approvals"][0]["decision"] == "declined" and eps[1]["final_command"] is None
-    assert eps[2]["final_command"] == "echo hi" and eps[2]["tool_calls"][1]["exit_code"] == 0
+    assert eps[2]["final_command"] == "echo hi" and here(eps[2], ws)[1] == ("echo hi", 0)
     py = eps[3]["tool_calls"][0]
     assert py["tool"] == "python" and py["input"] == "x = 1\nprint(x +\n)" and py["exit_code"] == 1
     assert "SyntaxError" in py["stderr"]
@@ -313,15 +320,15 @@ def test_typed_ahead_keys_never_answer(tmp_path, ws, monkeypatch):
         ("kept for the next line", [ENTER, 0.5, "n"]),  # Enter: no answer; `n` after a pause: declined
         (f"{PROMPT} {TYPED}", ENTER),  # back in the line, not submitted until this Enter
         (ASK, [typed2 + ENTER, 0.5, "n"]),  # typed at the question: typing, not answers
+        (ASK, [0.5, "n"]),  # the next fix that worked in a copy (the model's echo hi)
         (f"{PROMPT} {typed2}", CTRL_U + CTRL_D),
     ]
     chat, out = run_chat(tmp_path, ws, keys)
     with Store(tmp_path / "t.db") as store:
         eps = [store.episode(r["id"]) for r in reversed(store.episodes(source="chat"))]
-        ran = [r["input"] for r in store.db.query("SELECT input FROM tool_calls ORDER BY id")]
-    assert ran == [BROKEN, TYPED], out  # `echo hi` was never run
-    assert [e["meta"]["approvals"][0]["decision"] for e in eps] == ["declined", "declined"]
-    assert [c["exit_code"] for e in eps for c in e["tool_calls"]] == [127, 127]
+    assert [c for e in eps for c in here(e, ws)] == [(BROKEN, 127), (TYPED, 127)], out  # no fix ran here
+    assert [a["decision"] for e in eps for a in e["meta"]["approvals"]] == ["declined"] * 3
+    assert [a["proposed"] for a in eps[1]["meta"]["approvals"]] == ['python3 -c "print(1)"', "echo hi"]
 
 
 def test_typed_ahead_in_a_terminal_never_answers(tmp_path, ws, monkeypatch):
@@ -354,26 +361,28 @@ def test_typed_ahead_in_a_terminal_never_answers(tmp_path, ws, monkeypatch):
     with Store(db) as store:
         (ep,) = store.episodes(source="chat")
         ep = store.episode(ep["id"])
-    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [(BROKEN, 127)]
+    assert here(ep, ws) == [(BROKEN, 127)]
     assert ep["status"] == "failed" and ep["meta"]["approvals"][0]["decision"] == "declined"
 
 
 def calls_so_far(db) -> list[tuple]:
-    """(status, input, exit code) of every logged call, read by another connection while the chat runs."""
+    """(status, input, exit code, in a copy?) of every logged call, read by another connection while the chat
+    runs."""
     conn = sqlite3.connect(db)
     try:
-        return conn.execute(
-            "SELECT e.status, c.input, c.exit_code FROM tool_calls c JOIN episodes e ON e.id = c.episode_id "
+        rows = conn.execute(
+            "SELECT e.status, c.input, c.exit_code, c.cwd FROM tool_calls c JOIN episodes e ON e.id = c.episode_id "
             "ORDER BY c.id"
         ).fetchall()
     finally:
         conn.close()
+    return [(status, code, exit_code, "/iclaw-try-" in cwd) for status, code, exit_code, cwd in rows]
 
 
 def test_every_call_is_logged_as_it_runs(tmp_path, ws, monkeypatch):
-    """The issue's lost calls: a command runs, `n` at the model's first proposal, an edited one runs, Ctrl-D
-    at the next. Each call is in the store (another connection reads it) while the episode still runs, and
-    the ended episode has every call, a status and how it ended."""
+    """The issue's lost calls: the user's command runs, the search tries fixes in copies, `n` at the first
+    proposal, Ctrl-D at the next. Each call is in the store (another connection reads it) while the episode
+    still runs, and the ended episode has every call, a status and how it ended."""
     use_home(monkeypatch, tmp_path / "home")
     publish("demo", emitter_model())
     db = tmp_path / "t.db"
@@ -383,35 +392,33 @@ def test_every_call_is_logged_as_it_runs(tmp_path, ws, monkeypatch):
         return lambda: (seen.append(calls_so_far(db)), keys)[1]
 
     keys = [
-        (PROMPT, BROKEN + ENTER),
-        (ASK, "n"),
-        (ASK, look("e")),
-        ("edit>", CTRL_U + "exit 3" + ENTER),
-        (ASK, look(CTRL_D)),  # Ctrl-D: declined, and the turn stops
+        (PROMPT, TYPED + ENTER),
+        (ASK, look("n")),  # python3 -c "print(1)", the hint's fix
+        (ASK, look(CTRL_D)),  # echo hi, the model's: Ctrl-D declines it, and the turn stops
         (PROMPT, CTRL_D),
     ]
     chat, out = run_chat(tmp_path, ws, keys, max_turns=3)
-    assert seen == [
-        [("running", BROKEN, 127)],
-        [("running", BROKEN, 127), ("running", "exit 3", 3)],
-    ]
+    running = [("running", TYPED, 127, False), ("running", "echo hi", 0, True)]  # the model's try, in a copy
+    assert seen[0][:2] == running and seen[1] == seen[0], seen
     with Store(db) as store:
         (row,) = store.episodes(source="chat")
         ep = store.episode(row["id"])
-    assert [(c["turn"], c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [
-        (0, BROKEN, 127),
-        (1, "exit 3", 3),
-    ]
-    assert ep["status"] == "failed" and ep["meta"]["end"] == "eof" and ep["final_command"] == "exit 3"
-    assert [a["decision"] for a in ep["meta"]["approvals"]] == ["declined", "edited", "declined"]
-    assert [t["role"] for t in ep["turns"]] == ["user", "assistant", "obs", "assistant", "obs", "assistant"]
+    assert here(ep, ws) == [(TYPED, 127)]
+    assert [(c["turn"], c["input"]) for c in ep["tool_calls"]][:2] == [(0, TYPED), (0, "echo hi")]
+    assert ep["status"] == "failed" and ep["meta"]["end"] == "eof" and ep["final_command"] is None
+    assert [a["decision"] for a in ep["meta"]["approvals"]] == ["declined", "declined"]
+    assert {c["code"]: c["exit_code"] for c in ep["meta"]["candidates"]} == {
+        'python3 -c "print(1)"': 0,
+        "echo hi": 0,
+    }
+    assert [t["role"] for t in ep["turns"]][:3] == ["user", "assistant", "obs"]
     assert ep["ended_at"] and "no working fix (eof)" in out
 
 
 def test_kill_9_keeps_every_call(tmp_path, ws, monkeypatch):
-    """A chat process killed with SIGKILL after a call ran, while it waits at the next confirmation: the call
-    is in the store, with its exit code, and the episode says "running" (it never ended). (Killing it as soon
-    as the call's line shows raced the model's next turn, which may end the episode.)"""
+    """A chat process killed with SIGKILL while it waits at the second proposal: the user's call and the
+    search's tries in copies are in the store, with their exit codes, and the episode says "running" (it
+    never ended)."""
     home = use_home(monkeypatch, tmp_path / "home")
     publish("demo", emitter_model())
     db = tmp_path / "t.db"
@@ -419,15 +426,10 @@ def test_kill_9_keeps_every_call(tmp_path, ws, monkeypatch):
     term = Pty(argv, subprocess_env(home), ws)
     try:
         term.expect(PROMPT)
-        term.send(BROKEN + ENTER)
+        term.send(TYPED + ENTER)
         asked = term.expect(r"run it\?")
         term.send("n")
-        asked = term.expect(r"run it\?", start=term.expect("declined", start=asked.end()).end())
-        term.send("e")
-        edit = term.expect("edit>", start=asked.end())
-        term.send(CTRL_U + "exit 3" + ENTER)
-        ran = term.expect(r"exit 3\s+\S+ \d+ ms", start=edit.end())  # it ran: its exit code shows
-        term.expect(r"run it\?", start=ran.end())  # and the next proposal waits for an answer
+        term.expect(r"run it\?", start=term.expect("declined", start=asked.end()).end())  # the next fix waits
         term.proc.send_signal(signal.SIGKILL)
         term.proc.wait(timeout=30)
     finally:
@@ -437,6 +439,7 @@ def test_kill_9_keeps_every_call(tmp_path, ws, monkeypatch):
     with Store(db) as store:
         (row,) = store.episodes(source="chat")
         ep = store.episode(row["id"])
-    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]] == [(BROKEN, 127), ("exit 3", 3)]
+    assert [(c["input"], c["exit_code"]) for c in ep["tool_calls"]][:2] == [(TYPED, 127), ("echo hi", 0)]
+    assert here(ep, ws) == [(TYPED, 127)]  # the rest: the model's tries, in a copy
     assert ep["status"] == "running" and ep["ended_at"] is None
     assert ep["meta"]["broken_exit"] == 127 and ep["model"] == "demo" and ep["checkpoint"]

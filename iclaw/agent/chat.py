@@ -5,10 +5,14 @@ Each input line is one turn of `Fixer.run` (iclaw/agent/fix.py), i.e. one episod
     you type      `ehco hi`                      runs in the sandbox, in your current directory (writable;
                                                  the rest of the system read-only, home and env hidden,
                                                  no network unless --net), and fails
-    the policy    proposes `echo hi`             you answer [y]es / [n]o / [e]dit / [a]lways (Enter = yes);
-                                                 keys typed before the question showed up never answer it:
-                                                 they come back in your next input line
-    the sandbox   runs it; output goes back to the policy, which may try again (--max-turns) or say done
+    the search    tries fixes in throwaway copies    the hints' candidates (`ehco` -> `echo`), the policy's
+                  of the folder                    likeliest fix (up to --max-turns calls), samples if
+                                                   nothing worked yet (iclaw/agent/search.py)
+    you           see `echo hi`, which worked      [y]es / [n]o (the next fix that worked) / [e]dit /
+                  in a copy                        [a]lways (Enter = yes); keys typed before the question
+                                                   showed up never answer it: they come back in your
+                                                   next input line
+    the sandbox   runs the one you approved, here
 
 Keys: Enter submits; Esc then Enter (or a line ending in `\\`) inserts a newline; a paste keeps its newlines;
 Ctrl-C cancels the current turn (or clears the line), Ctrl-D at a confirmation declines and ends the turn,
@@ -268,7 +272,6 @@ class Chat:
             self.cwd,
             source="chat",
             model_name=self.model_name,
-            search=False,
         )
         view = Transcript(self.console, self.policy.label)
         res = fixer.run(
