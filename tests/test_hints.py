@@ -105,6 +105,8 @@ def test_hints_on_bad_input(folder, tmp_path, monkeypatch):
 def test_dry_runs_name_what_a_candidate_did(folder):
     """In a copy: a link over a file, `sort -o` emptying one, `rm`, and an append to the file the user named."""
     (folder / "guests-old.csv").write_text("ann,bo\n")
+    with open(os.fsencode(folder) + b"/caf\xe9.txt", "wb") as f:  # a name that is not UTF-8
+        f.write(b"x")
     sandbox = Sandbox(workspace=True)
     typed = "ehco hi >> notes.txt"
     cands = [
@@ -112,6 +114,7 @@ def test_dry_runs_name_what_a_candidate_did(folder):
         S.Candidate("sort -o fruits.txt < /dev/null", "sample"),
         S.Candidate("rm notes.txt", "hint"),
         S.Candidate("echo hi >> notes.txt", "hint"),
+        S.Candidate("rm caf*", "sample"),
     ]
     before = tree_sum(folder)
     with S.Scratch(folder, S.named_in(typed)) as scratch:
@@ -121,8 +124,9 @@ def test_dry_runs_name_what_a_candidate_did(folder):
         ["empties fruits.txt"],
         ["deletes notes.txt"],
         [],  # the user's own command appends to notes.txt
+        ["deletes caf\ufffd.txt"],
     ]
-    assert [c.row()["exit_code"] for c in cands] == [0, 0, 0, 0]
+    assert [c.row()["exit_code"] for c in cands] == [0, 0, 0, 0, 0]
     assert [c.code for c in S.rank(cands, "bash", typed)][0] == "echo hi >> notes.txt"
     assert tree_sum(folder) == before
 
@@ -131,7 +135,7 @@ def tree_sum(d: Path) -> str:
     h = hashlib.sha256()
     for p in sorted(d.rglob("*")):
         h.update(
-            str(p.relative_to(d)).encode() + (p.read_bytes() if p.is_file() and not p.is_symlink() else b"")
+            os.fsencode(p.relative_to(d)) + (p.read_bytes() if p.is_file() and not p.is_symlink() else b"")
         )
     return h.hexdigest()
 

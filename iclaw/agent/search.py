@@ -146,7 +146,7 @@ def changes(before: dict[str, tuple], after: dict[str, tuple], named: set[str]) 
     for rel, (kind, size, digest) in sorted(before.items()):
         if kind != "file":
             continue
-        now = after.get(rel)
+        now, rel = after.get(rel), printable(rel)
         if now is None:
             out.append(f"deletes {rel}")
         elif now[0] != "file":
@@ -156,6 +156,11 @@ def changes(before: dict[str, tuple], after: dict[str, tuple], named: set[str]) 
         elif now[2] != digest and rel not in named and os.path.basename(rel) not in named:
             out.append(f"changes {rel}")
     return out
+
+
+def printable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (os.fsdecode's surrogates) shown as U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class Scratch:
