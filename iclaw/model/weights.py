@@ -122,10 +122,18 @@ def load_state(model: GPT, sd: dict[str, torch.Tensor], where: Path) -> None:
         model.transformer.wte.weight = model.lm_head.weight
 
 
+SMALL_MODEL = 50_000_000  # parameters
+
+
 def model_from_state(config: GPTConfig, sd: dict[str, torch.Tensor], where: Path, vocab=None) -> GPT:
     """A GPT that holds `sd`'s tensors: built on the meta device and filled by assignment, so no random copy
-    of the weights is ever allocated beside the real ones (importing 774M held three copies, 9.1 GiB)."""
-    with torch.device("meta"):
+    of the weights is ever allocated beside the real ones (importing 774M held three copies, 9.1 GiB). A small
+    model is built plainly: its random init costs milliseconds, while the meta device's init imports
+    torch._dynamo, a second of every `iclaw fix`."""
+    if sum(v.numel() for v in sd.values()) > SMALL_MODEL:
+        with torch.device("meta"):
+            model = GPT(config, vocab)
+    else:
         model = GPT(config, vocab)
     load_state(model, sd, where)
     return model
