@@ -9,6 +9,7 @@ Three figures, each p50 / p95 over the cases:
              policy loaded once, next to thefuck's get_corrected_commands on the same output in the same
              process (its rules read the same folder)
   cold       `iclaw fix CASE --yes` as a user runs it (a new process: Python, torch, the policy), per case
+and one fix in a folder of 100,000 files.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main() -> None:
 
         ws = folder(root)
         policy = load_policy("iclaw-small")
+        (root / "thefuck-home").mkdir()
         first = load_thefuck(root / "thefuck-home")
         ic, tf = [], []
         with Store(root / "b.db") as store:
@@ -104,6 +106,19 @@ def main() -> None:
                     first(case, "\n".join(s for s in (r.stdout, r.stderr) if s), ws)
                     tf.append(time.perf_counter() - start)
         print(f"iclaw fix    {pct(ic)}   in-process, policy loaded")
+        big = root / "big"  # a folder of 100,000 files: listing and copy are capped, not proportional
+        big.mkdir()
+        for i in range(100_000):
+            (big / f"f{i:06d}.log").touch()
+        (big / "notes.txt").write_text("milk\n")
+        with Store(root / "big.db") as store:
+            start = time.perf_counter()
+            res = Fixer(
+                policy, sandbox, store, EpisodeConfig(max_turns=3, temperature=0.7), big, source="bench"
+            ).run("bash", "cat note.txt")
+            print(
+                f"100,000 files: `cat note.txt` -> {res.final!r} in {(time.perf_counter() - start) * 1000:.0f} ms"
+            )
         if tf:
             print(
                 f"thefuck      {pct(tf)}   in-process, rules loaded   ratio iclaw/thefuck p50 "
