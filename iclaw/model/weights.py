@@ -86,7 +86,8 @@ def listing(items: list[str], n: int = 3) -> str:
 
 
 def load_state(model: GPT, sd: dict[str, torch.Tensor], where: Path) -> None:
-    """Copy `sd` into `model`, checking every key and shape first. lm_head.weight may be absent (tied)."""
+    """Give a freshly built `model` `sd`'s tensors, checking every key and shape first. lm_head.weight may be
+    absent (tied)."""
     expected = model.state_dict()
     sd = dict(sd)
     tied = "lm_head.weight" in expected and "transformer.wte.weight" in expected
@@ -114,12 +115,10 @@ def load_state(model: GPT, sd: dict[str, torch.Tensor], where: Path) -> None:
         problems.append(f"mis-shaped keys (file != config): {listing(misshaped)}")
     if problems:
         raise IclawError(f"{where}: state dict does not match the model config; " + "; ".join(problems))
-    on_meta = any(p.is_meta for p in model.parameters())
-    if on_meta:  # take the file's tensors themselves, as the model's dtype (a no-op for float32 files)
-        sd = {k: v.to(expected[k].dtype) for k, v in sd.items()}
-    model.load_state_dict(sd, strict=True, assign=on_meta)
-    if on_meta:  # assignment gave wte and lm_head a Parameter each: tie them again
-        model.transformer.wte.weight = model.lm_head.weight
+    # take the file's tensors themselves, as the model's dtype (a no-op for float32 files): never a copy
+    sd = {k: v.to(expected[k].dtype) for k, v in sd.items()}
+    model.load_state_dict(sd, strict=True, assign=True)
+    model.transformer.wte.weight = model.lm_head.weight  # assignment gave each a Parameter: tie them again
 
 
 SMALL_MODEL = 50_000_000  # parameters
