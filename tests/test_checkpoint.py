@@ -90,8 +90,9 @@ def test_roundtrip_same_logits_and_meta(tmp_path):
 
 
 def test_loading_holds_the_files_tensors_not_a_random_copy(tmp_path):
-    """The model (built plainly when small, on the meta device when big) takes the state dict's tensors themselves (importing 774M
-    held three copies of the weights): same storage, trainable, tied, and real buffers of a trimmed vocabulary."""
+    """The model (built plainly when small, on the meta device when big) takes the state dict's tensors
+    themselves (importing 774M held three copies of the weights): same storage, trainable, tied, and real
+    buffers of a trimmed vocabulary."""
     from iclaw.model.vocab import Vocab
     from iclaw.model.weights import model_from_state
 
