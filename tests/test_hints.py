@@ -91,6 +91,8 @@ def test_hints_on_bad_input(folder, tmp_path, monkeypatch):
     assert len(H.listing(big)) <= H.MAX_NAMES and all("\udce9" not in n for n in H.listing(big))
     hs = H.find_hints("bash", "cat f0000.txt", "", "cat: f0000.txt: No such file or directory", 1, big)
     assert len(hs) <= H.MAX_HINTS and all(len(h.rights) <= H.RIGHTS for h in hs)
+    (big / "notes.txt").write_text("milk\n")  # too many names to list: its one-edit neighbours are asked for
+    assert H.near_path("note.txt", big) == ("notes.txt",)
     blob = "cat " + " ".join(f"n{i}.txt" for i in range(9000))
     assert len(blob) > 64_000
     assert H.find_hints("bash", blob, "", "No such file or directory", 1, folder) == []

@@ -282,12 +282,28 @@ def near_path(path: str, cwd: Path) -> tuple[str, ...]:
         for base in found:
             if (cwd / base / part).exists():
                 nxt.append(base / part)
-            else:
-                nxt += [base / n for n in nearest(part, listing(cwd / base))]
+                continue
+            names = listing(cwd / base)
+            if len(names) >= MAX_NAMES:  # a folder too big to list: ask for the one-edit neighbours instead
+                names += [n for n in one_edit_away(part) if os.path.lexists(cwd / base / n)]
+            nxt += [base / n for n in nearest(part, names)]
         found = nxt[:RIGHTS]
         if not found:
             return ()
     return tuple(str(f) for f in found)
+
+
+def one_edit_away(word: str) -> set[str]:
+    """Every name one deletion, swap, replacement or insertion from `word` (letters, digits, `._-`)."""
+    if len(word) > MAX_WORD:
+        return set()
+    abc = set("abcdefghijklmnopqrstuvwxyz0123456789._-") | set(word)
+    cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in cuts if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in cuts if b for c in abc}
+    out |= {a + c + b for a, b in cuts for c in abc}
+    return out - {word, ""}
 
 
 def render(hints: list[Hint]) -> str:
