@@ -229,11 +229,13 @@ def test_overwrite_guard_asks_even_under_yes(tmp_path):
 
 def test_a_final_look_is_not_a_fix(tmp_path, ws, monkeypatch):
     """`ls` exits 0 but fixes nothing: the user edits the model's `echo hi` into `ls` at the confirmation, and
-    the episode is logged as failed, through the real sandbox. A look is the fix only of a mistyped look."""
+    the episode is logged as failed, through the real sandbox. A look is the fix only of a mistyped look, or
+    a look at what the user named."""
     from iclaw.agent.episode import EpisodeConfig
-    from iclaw.agent.fix import Fixer, FixResult, one_edit
+    from iclaw.agent.fix import Fixer, FixResult
     from iclaw.agent.protocol import Action
     from iclaw.agent.terminal import load_policy
+    from iclaw.tools.hints import distance
     from iclaw.tools.sandbox import Sandbox
 
     use_home(monkeypatch, tmp_path / "home")
@@ -252,8 +254,13 @@ def test_a_final_look_is_not_a_fix(tmp_path, ws, monkeypatch):
     assert verdict("gerp milk notes.txt", "ls") and verdict("cta notes.txt", "ls -la")
     assert not verdict("sl", "ls") and not verdict("ls -j", "ls -l") and not verdict("pdw", "pwd")
     assert not verdict("cat notes.tx", "ls | head") and not verdict("cta notes.txt", "cat notes.txt")
-    assert one_edit("ehco", "echo") and one_edit("gti", "git") and one_edit("lss", "ls")
-    assert not one_edit("less", "ls") and not one_edit("gerp", "ls")
+    assert not verdict("cat src", "ls src") and verdict("cat src", "ls -la")  # a look at what was named
+    assert [distance(a, b) for a, b in [("ehco", "echo"), ("gti", "git"), ("lss", "ls"), ("less", "ls")]] == [
+        1,
+        1,
+        1,
+        2,
+    ]
 
 
 FIRST_TRIES = {  # what anyone types first (issue #56's table), each -> what must be proposed and run

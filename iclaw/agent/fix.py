@@ -59,12 +59,9 @@ class FixResult:
     @property
     def only_looked(self) -> bool:
         """The last command only looked around (`ls` after `gerp milk notes.txt`): it exits 0 but fixes nothing.
-        A look is the fix when the user's command was that look with a typo or other arguments (`sl`, `ls -j`)."""
-        final, broken = (self.final or "").split(), self.broken.split() or [""]
-        if self.kind != "bash" or not final:
-            return False
-        plain = not any(c in self.final for c in "|;&<>")
-        return plain and final[0] in LOOKS and not one_edit(broken[0], final[0])
+        A look is the fix when the user's command was that look with a typo or other arguments (`sl`, `ls -j`),
+        or when it looks at what the user named (`ls src` for `cat src`): search.only_looks."""
+        return self.final is not None and S.only_looks(self.kind, self.broken, self.final)
 
     @property
     def fixed(self) -> bool:
@@ -92,20 +89,6 @@ class FixResult:
             "episode": self.episode_id,
             "changed": self.command != self.broken,
         }
-
-
-def one_edit(a: str, b: str) -> bool:
-    """Equal, or one character inserted, deleted, replaced, or two neighbours swapped (`sl` / `ls`)."""
-    if a == b:
-        return True
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        swap = (
-            len(diff) == 2 and diff[1] == diff[0] + 1 and (a[diff[0]], a[diff[1]]) == (b[diff[1]], b[diff[0]])
-        )
-        return len(diff) == 1 or swap
-    short, long = sorted((a, b), key=len)
-    return len(long) - len(short) == 1 and any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
 def clean_text(text: str) -> str:

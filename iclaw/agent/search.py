@@ -67,11 +67,13 @@ class Candidate:
 
 
 def only_looks(kind: str, broken: str, code: str) -> bool:
-    """`ls` after `gerp milk notes.txt` exits 0 and fixes nothing; `ls` for `sl` is the fix."""
+    """`ls` after `gerp milk notes.txt` exits 0 and fixes nothing; `ls` for `sl` is the fix, and so is
+    `ls src` for `cat src` (a look at what the user named)."""
     words, typed = code.split(), broken.split() or [""]
     if kind != "bash" or not words or any(c in code for c in "|;&<>"):
         return False
-    return words[0] in LOOKS and H.distance(typed[0], words[0], 1) > 1
+    named = [w for w in words[1:] if not w.startswith("-") and w in typed[1:]]
+    return words[0] in LOOKS and H.distance(typed[0], words[0], 1) > 1 and not named
 
 
 # -- the throwaway copy ------------------------------------------------------------------------------------

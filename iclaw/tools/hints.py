@@ -88,8 +88,9 @@ def allowed(word: str) -> int:
 
 def nearest(word: str, names, limit: int = RIGHTS) -> tuple[str, ...]:
     """The names within `allowed(word)` edits of `word` (or with its stem: `data.csv` -> `data.tsv`,
-    `report` -> `report.txt`), nearest first, then shortest, then alphabetical."""
-    if not word or len(word) > MAX_WORD:
+    `report` -> `report.txt`), nearest first, then shortest, then alphabetical. A one-character word (`$`
+    pasted with a prompt) is a typo of too many names to say."""
+    if len(word) < 2 or len(word) > MAX_WORD:
         return ()
     cap, stem = allowed(word), word.split(".")[0]
     scored = []
