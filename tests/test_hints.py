@@ -168,3 +168,4 @@ def test_a_big_folder_is_copied_by_what_the_candidates_name(tmp_path):
     with S.Scratch(big, S.named_in("cat note.txt notes.txt")) as scratch:
         d = scratch.fresh()
         assert scratch.names is not None and sorted(os.listdir(d)) == ["notes.txt"]
+        assert sorted(os.listdir(scratch.fresh({"f00001.txt"}))) == ["f00001.txt", "notes.txt"]

@@ -175,11 +175,12 @@ class Scratch:
         self.names = None if (n <= COPY_FILES and size <= COPY_BYTES) else names
         self.n = 0
 
-    def fresh(self) -> Path:
+    def fresh(self, also: set[str] = frozenset()) -> Path:
+        """A new copy; of a big folder, the names given at the start and `also` (what a candidate names)."""
         d = self.root / f"{self.n:03d}"
         self.n += 1
         d.mkdir()
-        copy_folder(self.cwd, d, self.names)
+        copy_folder(self.cwd, d, None if self.names is None else self.names | also)
         return d
 
     def close(self) -> None:
@@ -228,7 +229,7 @@ def named_in(code: str) -> set[str]:
 
 def verify(cands: list[Candidate], kind: str, typed: str, sandbox, scratch: Scratch) -> None:
     """Run each candidate in its own fresh copy; record its result, changes and distance from `typed`."""
-    dirs = [scratch.fresh() for _ in cands]
+    dirs = [scratch.fresh(named_in(c.code)) for c in cands]
     befores = [snapshot(d) for d in dirs]
     results = sandbox.run_many([(kind, c.code, d) for c, d in zip(cands, dirs)])
     named = named_in(typed)
