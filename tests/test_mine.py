@@ -92,8 +92,17 @@ def test_mine_tasks_from_store(tmp_path, sandbox):
     store.close()
 
     unchecked = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=False)
-    mined = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=True, sandbox=sandbox)
+    report: dict = {}
+    mined = mine_tasks(tmp_path / "traj.db", tasks_file=task_file, check=True, sandbox=sandbox, report=report)
     assert len(unchecked) == 4 and len(mined) == 3
+    assert report == {  # the task whose folder is gone: said, not trained on
+        "found": 4,
+        "kept": 3,
+        "dropped": {
+            "the fix fails or prints nothing in the rebuilt folder (its files could not be recovered)": 1
+        },
+        "by_kind": {"bash": 2, "python": 1},
+    }
     by_broken = {t.broken: t for t in mined}
     t = by_broken["sotr names.txt"]
     assert t.reference == "sort names.txt" and t.kind == "bash"  # the fix, not the `ls` in between
@@ -124,6 +133,7 @@ def test_mine_tasks_from_store(tmp_path, sandbox):
     )
     assert r.returncode == 0, r.stderr
     assert load_tasks(tmp_path / "cli.jsonl") == loaded
+    assert "mined 3 task(s)" in r.stdout and "(bash 2, python 1); dropped 1 of 4: 1 the fix fails" in r.stdout
 
 
 def test_mine_a_fix_the_user_typed_by_hand(tmp_path, sandbox):
@@ -161,3 +171,28 @@ def test_mine_rejects_missing_or_foreign_db(tmp_path):
     junk.write_text("this is not sqlite" * 100)
     with pytest.raises(IclawError, match="not an iclaw trajectory database"):
         mine_tasks(junk)
+    import sqlite3
+
+    other = tmp_path / "other.db"  # another project's tables of the same names
+    with sqlite3.connect(other) as conn:
+        conn.execute("create table episodes (id integer primary key, title text)")
+        conn.execute("create table tool_calls (id integer primary key, name text)")
+    with pytest.raises(IclawError, match="table episodes has no column"):
+        mine_tasks(other)
+
+
+def test_train_from_a_store_with_no_failures_is_one_line(tmp_path):
+    """`train grpo --from-db` on a store where nothing failed and then worked: one clear line, nothing trained."""
+    from iclaw.store import Store
+
+    with Store(tmp_path / "t.db") as store:
+        store.log_episode(
+            source="fix", tool_calls=[call(0, "bash", "echo ok", 0, stdout="ok\n", cwd=str(tmp_path))]
+        )
+    r = run_iclaw(
+        "train", "grpo", "--model", "iclaw-small", "--from-db", "--db", str(tmp_path / "t.db"), "--out", "x"
+    )
+    assert (
+        r.returncode == 2 and "nothing to train on: no failed command followed by one that worked" in r.stderr
+    )
+    assert "mined 0 task(s)" in r.stdout and "Traceback" not in r.stderr

@@ -243,10 +243,12 @@ def mine(
     """Turn logged episodes into tasks: failed call -> later success, and episodes rated good."""
     from iclaw.store import default_db_path
     from iclaw.tasks import mine_tasks, save_tasks
+    from iclaw.tasks.mine import say_mined
     from iclaw.tools.sandbox import Limits, Sandbox
 
     db = db or default_db_path()
     sandbox = Sandbox(Limits(timeout_s=5.0)) if check_ else None
-    tasks = mine_tasks(db, tasks_file=tasks_file, check=check_, sandbox=sandbox)
+    report: dict = {}
+    tasks = mine_tasks(db, tasks_file=tasks_file, check=check_, sandbox=sandbox, report=report)
     save_tasks(tasks, out)
-    _console().print(f"mined {len(tasks)} tasks from {db} into {out}", highlight=False)
+    _console().print(f"{say_mined(report, db)} into {out}", highlight=False, soft_wrap=True)

@@ -39,6 +39,26 @@ NOT_FIXTURE = (".db", ".db-wal", ".db-shm", ".db-journal")  # the trajectory sto
 BY_HAND_RATIO = 0.85  # `cta notes.txt` -> `cat notes.txt` 0.92, but `sotr notes.txt` -> `cat notes.txt` 0.81
 
 
+NEEDED = {
+    "episodes": {"id", "source", "meta", "final_command", "rating", "task_id"},
+    "tool_calls": {
+        "episode_id",
+        "turn",
+        "tool",
+        "input",
+        "stdout",
+        "stderr",
+        "exit_code",
+        "timed_out",
+        "cwd",
+    },
+}
+DROPPED = {  # why a mined task is not kept (check=True), as `train grpo --from-db` and `tasks mine` say it
+    "works": "the broken command works in the rebuilt folder",
+    "lost": "the fix fails or prints nothing in the rebuilt folder (its files could not be recovered)",
+}
+
+
 def _failed(call: dict) -> bool:
     return bool(call["timed_out"]) or call["exit_code"] != 0
 
@@ -104,6 +124,12 @@ def _open_db(db_path: str | Path):
         raise IclawError(
             f"{path}: not an iclaw trajectory database (missing table(s) {', '.join(sorted(missing))})"
         )
+    for table, need in NEEDED.items():  # another project's tables of the same names
+        lacks = need - set(db[table].columns_dict)
+        if lacks:
+            raise IclawError(
+                f"{path}: not an iclaw trajectory database (table {table} has no column(s) {', '.join(sorted(lacks))})"
+            )
     return db
 
 
@@ -112,7 +138,9 @@ def mine_tasks(
     tasks_file: str | Path | None = None,
     check: bool = True,
     sandbox: Sandbox | None = None,
+    report: dict | None = None,
 ) -> list[Task]:
+    """The tasks; `report` (if given) gets what was found, kept and dropped and why (DROPPED), by kind."""
     db = _open_db(db_path)
     known = {t.id: t for t in load_tasks(tasks_file)} if tasks_file else {}
     calls_by_ep: dict[int, list[dict]] = {}
@@ -166,21 +194,38 @@ def mine_tasks(
         if ep.get("rating") == "good" and ep.get("final_command") and calls:
             add(ep, calls, calls[0], ep["final_command"], multi_turn=len(calls) > 2)
 
+    found, dropped = len(tasks), {}
     if check and tasks:
         verifier = Verifier(sandbox)
         verdicts = verifier.verify_many([(t, c) for t in tasks for c in (t.broken, t.reference)])
         # Keep a task only if, in the recovered fixture, broken fails and the reference still succeeds with
         # some output (an empty expected stdout would let `true` pass; a failing reference means the
         # fixture was not recovered).
-        tasks = [
-            t
-            for k, t in enumerate(tasks)
-            if not verdicts[2 * k].passed
-            and verdicts[2 * k + 1].passed
-            and verdicts[2 * k + 1].exit_code == 0
-            and verdicts[2 * k + 1].stdout.strip()
-        ]
+        kept = []
+        for k, t in enumerate(tasks):
+            broken, ref = verdicts[2 * k], verdicts[2 * k + 1]
+            why = "works" if broken.passed else None
+            if why is None and not (ref.passed and ref.exit_code == 0 and ref.stdout.strip()):
+                why = "lost"
+            if why is None:
+                kept.append(t)
+            else:
+                dropped[DROPPED[why]] = dropped.get(DROPPED[why], 0) + 1
+        tasks = kept
+    if report is not None:
+        kinds = {k: sum(t.kind == k for t in tasks) for k in ("bash", "python")}
+        report.update(found=found, kept=len(tasks), dropped=dropped, by_kind=kinds)
     return tasks
+
+
+def say_mined(report: dict, where) -> str:
+    """One line: `mined 12 tasks from DB (bash 10, python 2); dropped 3: 2 the broken command works ...`."""
+    kinds = ", ".join(f"{k} {n}" for k, n in report["by_kind"].items() if n)
+    line = f"mined {report['kept']} task(s) from {where}" + (f" ({kinds})" if kinds else "")
+    if report["dropped"]:
+        why = "; ".join(f"{n} {w}" for w, n in report["dropped"].items())
+        line += f"; dropped {report['found'] - report['kept']} of {report['found']}: {why}"
+    return line
 
 
 def _fixture(ep: dict, calls: list[dict], known: dict[str, Task]) -> dict[str, str]:

@@ -319,8 +319,17 @@ def task_pool(tasks_file: Path | None, from_db: bool = False, db: Path | None = 
         pool += load_task_file(tasks_file, sandbox)
     if from_db:
         from iclaw.store import default_db_path
+        from iclaw.tasks.mine import say_mined
 
-        pool += mine_tasks(db if db is not None else default_db_path())
+        where, report = db if db is not None else default_db_path(), {}
+        mined = mine_tasks(where, sandbox=sandbox, report=report)
+        console.print(say_mined(report, where), highlight=False, soft_wrap=True)
+        if not mined and tasks_file is None:
+            raise IclawError(
+                f"{where}: nothing to train on: no failed command followed by one that worked"
+                + (" survived the re-run in its rebuilt folder" if report["found"] else "")
+            )
+        pool += mined
     if tasks_file is None and not from_db:
         raise IclawError("no tasks: pass --tasks FILE (see `iclaw tasks gen`) and/or --from-db")
     if not pool:
