@@ -4,6 +4,8 @@ Only typer + stdlib at module level: torch, rich and prompt-toolkit load inside 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from iclaw.commands.options import Db
@@ -80,8 +82,6 @@ def fix(
         "(0: none).",
     ),
 ) -> None:
-    from iclaw.agent.fix import fix_main
-
     raise typer.Exit(
         fix_main(
             command,
@@ -95,3 +95,86 @@ def fix(
             temperature=temperature,
         )
     )
+
+
+def fix_main(
+    command: str,
+    *,
+    model: str,
+    yes: bool,
+    as_json: bool,
+    db: Path | None,
+    max_turns: int,
+    net: bool,
+    python: bool,
+    temperature: float,
+) -> int:
+    """`iclaw fix`: returns the process exit code (0: fixed, see FixResult.fixed; 1: not fixed;
+    130: cancelled). The transcript goes to stderr; stdout gets only the fixed command (or, with --json,
+    one JSON object), so `$(iclaw fix ...)` and `iclaw fix ... --json | jq` work."""
+    import json
+    import os
+    import sys
+
+    from rich.console import Console
+
+    from iclaw.agent.fix import MAX_INPUT_CHARS, Fixer, classify, clean_text
+    from iclaw.agent.terminal import Confirm, Transcript, load_policy, stdin_is_tty
+    from iclaw.errors import IclawError
+    from iclaw.model import registry
+    from iclaw.store import Store
+    from iclaw.tools.sandbox import Sandbox
+
+    command = clean_text(command)
+    kind, code = ("python", command) if python else classify(command)
+    if not code.strip():
+        raise IclawError("COMMAND: empty command")
+    if len(code) > MAX_INPUT_CHARS:
+        raise IclawError(f"COMMAND: {len(code):,} characters; the limit is {MAX_INPUT_CHARS:,}")
+    if max_turns < 1:
+        raise IclawError(f"--max-turns: must be at least 1, got {max_turns}")
+    registry.resolve(model)  # an unknown model: one line, before torch loads
+    err = Console(stderr=True, highlight=False)
+    sandbox = Sandbox(workspace=True, net=net)
+    if sandbox.level != "bwrap":
+        err.print(
+            f"[bold yellow]warning:[/] no bwrap sandbox ({sandbox.reason}): commands run with rlimits "
+            "only and can touch your files"
+        )
+    if yes:
+        approve = Confirm(err, auto=True)
+    elif stdin_is_tty():
+        from prompt_toolkit.output import create_output
+
+        approve = Confirm(err, output=create_output(stdout=sys.stderr))  # keep stdout for the result
+    else:
+        err.print(
+            "[yellow]stdin is not a terminal, so nobody can confirm model commands: each one is "
+            "declined (pass --yes to run them, still inside the sandbox)[/]"
+        )
+
+        def approve(ep, action):  # noqa: ARG001 — the loop's approve signature
+            return None
+
+    with Store(db) as store:
+        policy = load_policy(model)
+        from iclaw.agent.episode import EpisodeConfig
+
+        cfg = EpisodeConfig(max_turns=max_turns, temperature=temperature)
+        fixer = Fixer(policy, sandbox, store, cfg, Path(os.getcwd()), source="fix", model_name=model)
+        view = Transcript(err, policy.label, rate_hint="iclaw replay {id} --rate good")
+        res = fixer.run(
+            kind,
+            code,
+            approve=approve,
+            on_event=view.on_event,
+            on_first=lambda r: view.on_first(kind, code, r),
+        )
+        view.summary(res)
+    if as_json:
+        print(json.dumps(res.to_json(), ensure_ascii=False))
+    elif res.fixed:
+        print(res.command)
+    if res.cancelled:
+        return 130
+    return 0 if res.fixed else 1
