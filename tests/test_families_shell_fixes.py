@@ -10,7 +10,7 @@ import helpers
 import pytest
 
 from iclaw.tasks import FAMILIES
-from iclaw.tasks.families import cmd_typo, flag_typo, long_opt_dash
+from iclaw.tasks.families import cmd_typo, long_option
 
 
 def draws(name: str, n: int = 40) -> list:
@@ -37,7 +37,7 @@ def test_cmd_typo_draws_from_a_large_pool_and_only_the_command_differs():
 
 
 def test_flag_typo_and_one_dash_long_options():
-    assert sum(len(v) for v in flag_typo.OPTIONS.values()) >= 70
+    assert sum(len(v) for v in long_option.OPTIONS.values()) >= 70
     for inst in draws("flag-typo"):
         bad, good = (re.search(r"--([a-z-]+)", s).group(1) for s in (inst.broken, inst.reference))
         assert bad != good and not good.startswith(bad), inst  # never an accepted prefix
@@ -46,7 +46,7 @@ def test_flag_typo_and_one_dash_long_options():
         assert (
             f" -{word}" in inst.broken and inst.broken.replace(f" -{word}", f" --{word}", 1) == inst.reference
         )
-        assert (inst.reference.split()[0], word) not in long_opt_dash.SKIP
+        assert (inst.reference.split()[0], word) not in long_option.SKIP
 
 
 def test_bsd_habit_reference_is_the_gnu_spelling():

@@ -10,7 +10,7 @@ import pytest
 from helpers import run_iclaw
 
 from iclaw.errors import IclawError
-from iclaw.tasks import FAMILIES, Instance, Task, Verifier, generate, load_tasks, save_tasks
+from iclaw.tasks import FAMILIES, Family, Instance, Task, Verifier, generate, load_tasks, save_tasks
 from iclaw.tasks.generate import split_of, task_id
 from iclaw.tools.sandbox import Limits, Sandbox
 
@@ -120,9 +120,12 @@ def test_family_catalogue_meets_the_brief():
     assert [f.name for f in fams if not f.description.strip()] == []
     assert [f.name for f in fams if not f.source.strip()] == []
     assert all(f.kind in ("bash", "python") for f in fams)
-    # one module per family, and the family is registered under its own name
-    assert len({f.make.__module__ for f in fams}) == len(fams)
+    # a make() of its own per family (a module may hold the families that share a fixture builder), and the
+    # family is registered under its own name
+    assert len({f.make for f in fams}) == len(fams)
     assert all(FAMILIES[f.name] is f for f in fams)
+    with pytest.raises(TypeError, match="error_mentions must be a tuple"):  # not read letter by letter
+        Family("x", "bash", fams[0].make, "d", error_mentions="No such file")
 
 
 def _table_families(markdown: str) -> list[str]:
@@ -170,6 +173,7 @@ def test_generated_tasks_are_balanced_and_record_the_real_error(train):
         fam = FAMILIES[t.family]
         assert t.split == "train" and t.kind == fam.kind and t.multi_turn == fam.multi_turn
         assert t.error and t.broken_exit not in (None, 0), t
+        assert not fam.error_mentions or any(m in t.error for m in fam.error_mentions), t
         assert (t.reference is None) == fam.outcome_only
         if fam.outcome_only:
             assert t.test and t.solution

@@ -138,6 +138,8 @@ def _drop_reason(t: Task, broken: Verdict, fix: Verdict, nothing: Verdict | None
     hint = _DID_YOU_MEAN.search(t.error)
     if hint and hint.group(1) not in (t.reference or t.solution or ""):
         return f"Python suggests {hint.group(1)!r}, which the fix does not use"
+    if fam.error_mentions and not any(m in t.error for m in fam.error_mentions):
+        return f"its broken run's error mentions none of {', '.join(map(repr, fam.error_mentions))}"
     if fam.accept is not None:
         try:
             ok = fam.accept(t.error, t.broken_exit)

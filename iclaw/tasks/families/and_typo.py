@@ -60,6 +60,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="&&, || or ; typed with a space or twice (mkdir out & & ls -> mkdir out && ls)",
-    accept=lambda error, exit_code: "syntax error near unexpected token" in error,
+    error_mentions=("syntax error near unexpected token",),
     source="bash: syntax error near unexpected token `&'",
 )

@@ -19,7 +19,7 @@ import base64
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, extra_files, list_file
+from iclaw.tasks.families._shared import body, dir_name, extra_files, list_file
 from iclaw.tasks.family import Family, Instance
 
 # (broken, reference); @F a list file, @B a base64 file of it, @T a table (words in columns), @D a

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, extra_files
+from iclaw.tasks.families._shared import body, extra_files
 from iclaw.tasks.family import Family, Instance
 
 # fmt: off
@@ -73,6 +73,6 @@ FAMILY = Family(
     make=make,
     description="file name in the wrong case; ls shows the real capitals (Notes.txt)",
     multi_turn=True,
-    accept=lambda error, exit_code: "No such file or directory" in error,
+    error_mentions=("No such file or directory",),
     source="bash: No such file or directory (case-sensitive file names)",
 )

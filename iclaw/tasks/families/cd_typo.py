@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.family import Family, Instance, typo
+from iclaw.tasks.families._shared import typo
+from iclaw.tasks.family import Family, Instance
 
 AFTER = [
     "ls",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, extra_files, file_name
+from iclaw.tasks.families._shared import body, extra_files, file_name
 from iclaw.tasks.family import Family, Instance
 
 # fmt: off
@@ -68,6 +68,6 @@ FAMILY = Family(
     make=make,
     description="directory name is a variant of the real one (doc vs docs); ls shows it",
     multi_turn=True,
-    accept=lambda error, exit_code: "No such file or directory" in error or "cannot access" in error,
+    error_mentions=("No such file or directory", "cannot access"),
     source="bash: cd: No such file or directory",
 )

@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, list_file
-from iclaw.tasks.family import Family, Instance, typo
+from iclaw.tasks.families._shared import body, dir_name, list_file, typo
+from iclaw.tasks.family import Family, Instance
 
 # (command, arguments); CMD marks where the command goes when it is not first. Placeholders: @F / @G list
 # files, @C a csv, @J a json file, @P a python script, @D a directory (holding one file), @W a word of @F,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families.mkdir_outcome import DIRS, SUBDIRS
+from iclaw.tasks.families._shared import MKDIR_DIRS, MKDIR_SUBDIRS
 from iclaw.tasks.family import Family, Instance
 
 EXTS = ["txt", "md", "csv", "log", "json", "cfg"]
@@ -25,8 +25,8 @@ def make(rng: random.Random) -> Instance:
     files = {n: pools.text_content(rng) for n in names}
     if rng.random() < 0.3:
         files[pools.filename(rng, EXTS)] = pools.text_content(rng)  # one that stays where it is
-    top = rng.choice(DIRS) if rng.random() < 0.6 else rng.choice(pools.WORDS)
-    d = f"{top}/{rng.choice(SUBDIRS)}" if rng.random() < 0.3 else top
+    top = rng.choice(MKDIR_DIRS) if rng.random() < 0.6 else rng.choice(pools.WORDS)
+    d = f"{top}/{rng.choice(MKDIR_SUBDIRS)}" if rng.random() < 0.3 else top
     cmd = rng.choice(["cp", "cp", "cp -v", "mv", "mv -v"])
     if len(names) == 1 and rng.random() < 0.3:  # a new name inside the missing directory
         new = f"{names[0].rsplit('.', 1)[0]}_{rng.choice(['copy', 'bak', 'old', '1'])}.{names[0].rsplit('.', 1)[1]}"
@@ -53,6 +53,6 @@ FAMILY = Family(
     make=make,
     description="cp/mv into a missing directory (cp a.txt backup/ -> mkdir -p backup && cp ...); a test checks",
     outcome_only=True,
-    accept=lambda error, exit_code: "Not a directory" in error or "No such file or directory" in error,
+    error_mentions=("Not a directory", "No such file or directory"),
     source="coreutils: cp/mv 'Not a directory' on a missing target directory",
 )

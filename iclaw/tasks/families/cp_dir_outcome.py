@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, extra_files, file_name
+from iclaw.tasks.families._shared import body, dir_name, extra_files, file_name
 from iclaw.tasks.family import Family, Instance
 
 BACKUP = ["{}_bak", "{}_backup", "{}.old", "{}2", "backup_{}", "old_{}", "{}-copy", "{}.orig", "{}_2026"]
@@ -54,6 +54,6 @@ FAMILY = Family(
     make=make,
     description="cp a directory without -r; a test checks the copy (no reference)",
     outcome_only=True,
-    accept=lambda error, exit_code: "-r not specified" in error,
+    error_mentions=("-r not specified",),
     source="thefuck: cp_omitting_directory",
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, extra_files, file_name
+from iclaw.tasks.families._shared import body, dir_name, extra_files, file_name
 from iclaw.tasks.family import Family, Instance
 
 BACKUP = ["{}_bak", "{}_backup", "{}.old", "{}2", "backup_{}", "old_{}", "{}-copy", "copy_of_{}"]
@@ -58,6 +58,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="cp / rm / grep on a directory without -r -> add -r",
-    accept=lambda error, exit_code: "-r not specified" in error or "Is a directory" in error,
+    error_mentions=("-r not specified", "Is a directory"),
     source="thefuck: cp_omitting_directory, rm_dir, grep_recursive",
 )

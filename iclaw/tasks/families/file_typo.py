@@ -1,20 +1,30 @@
-"""file-typo: a misspelled file name. `cat ntoes.txt` -> `cat notes.txt`.
+"""file-typo / py-file-typo: a misspelled file name. `cat ntoes.txt` -> `cat notes.txt`.
 
     fixture: notes.txt, data.csv       broken: cat ntoes.txt
     error:   cat: ntoes.txt: No such file or directory      reference: cat notes.txt
+    code:    print(open("dtaa.csv").read().strip())   FileNotFoundError: ... 'dtaa.csv'   fix: open("data.csv")
 
 Single-turn: the typo is in a common word, so the error alone says which file was meant -- also when the name
 carries a suffix (`cat ntoes_old.txt` -> `cat notes_old.txt`), which the request shows. In wrong-file the
 suffix is what the request does not show, and only `ls` can tell. Both families answer "No such file or
 directory"; telling them apart -- fix it now, or look first -- is what reinforcement learning has to learn.
+The Python twin opens the file the same way py-wrong-file does.
 """
 
 from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families.wrong_file import COMMANDS, EXTS, STEMS, random_name
-from iclaw.tasks.family import Family, Instance, list_fixture, typo
+from iclaw.tasks.families._shared import (
+    EXTS,
+    FILE_CODES,
+    FILE_COMMANDS,
+    STEMS,
+    list_fixture,
+    random_name,
+    typo,
+)
+from iclaw.tasks.family import Family, Instance
 
 
 def typo_fixture(rng: random.Random, n_max: int) -> tuple[str, str, dict[str, str]]:
@@ -42,15 +52,21 @@ def misspelled(rng: random.Random, templates: list[str], n_files: int) -> Instan
     )
 
 
-def make(rng: random.Random) -> Instance:
-    return misspelled(rng, COMMANDS, 3)
-
-
-FAMILY = Family(
-    name="file-typo",
-    kind="bash",
-    make=make,
-    description="misspelled file name (cat ntoes.txt -> cat notes.txt)",
-    accept=lambda error, exit_code: "No such file or directory" in error,
-    source="bash: No such file or directory (a typo of a name in the directory)",
+FAMILIES = (
+    Family(
+        name="file-typo",
+        kind="bash",
+        make=lambda rng: misspelled(rng, FILE_COMMANDS, 3),
+        description="misspelled file name (cat ntoes.txt -> cat notes.txt)",
+        error_mentions=("No such file or directory",),
+        source="bash: No such file or directory (a typo of a name in the directory)",
+    ),
+    Family(
+        name="py-file-typo",
+        kind="python",
+        make=lambda rng: misspelled(rng, FILE_CODES, 2),
+        description="code opens a misspelled file name (open('dtaa.csv') -> open('data.csv'))",
+        error_mentions=("FileNotFoundError",),
+        source="Python: FileNotFoundError (a typo of a file in the directory)",
+    ),
 )

@@ -85,8 +85,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description='a wildcard quoted, left bare for find, or split by a space (cat "*.txt" -> cat *.txt)',
-    accept=lambda error, exit_code: (
-        "No such file or directory" in error or "paths must precede" in error or "cannot access" in error
-    ),
+    error_mentions=("No such file or directory", "paths must precede", "cannot access"),
     source="bash: globbing; find: paths must precede expression",
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, extra_files, list_file
+from iclaw.tasks.families._shared import body, extra_files, list_file
 from iclaw.tasks.family import Family, Instance
 
 OPTS = ["", "", "", "-n ", "-i ", "-c ", "-v ", "-w ", "-o ", "-in ", "-x ", "-m 1 ", "-A 1 ", "-B 1 "]
@@ -51,6 +51,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="grep FILE PATTERN -> grep PATTERN FILE",
-    accept=lambda error, exit_code: "No such file or directory" in error,
+    error_mentions=("No such file or directory",),
     source="thefuck: grep_arguments_order",
 )

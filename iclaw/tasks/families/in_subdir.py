@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families.wrong_file import COMMANDS
+from iclaw.tasks.families._shared import FILE_COMMANDS
 from iclaw.tasks.family import Family, Instance
 
 DIRS = [
@@ -51,7 +51,7 @@ def make(rng: random.Random) -> Instance:
         other = pools.filename(rng, EXTS)
         if other != name and other != d:
             files[other] = pools.text_content(rng)
-    cmd = rng.choice(COMMANDS)
+    cmd = rng.choice(FILE_COMMANDS)
     return Instance(
         broken=cmd.replace("FILE", name),
         reference=cmd.replace("FILE", f"{d}/{name}"),
@@ -65,6 +65,6 @@ FAMILY = Family(
     make=make,
     description="the file is in a subdirectory (cat notes.txt -> cat docs/notes.txt; ls or find first)",
     multi_turn=True,
-    accept=lambda error, exit_code: "No such file or directory" in error,
+    error_mentions=("No such file or directory",),
     source="bash: No such file or directory (file in a subdirectory)",
 )

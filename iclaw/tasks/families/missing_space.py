@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, extra_files, list_file
+from iclaw.tasks.families._shared import body, dir_name, extra_files, list_file
 from iclaw.tasks.family import Family, Instance
 
 # (command, glued, rest): the broken line glues an option (or the first argument) to the command.

@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.families.mkdir_outcome import DIRS, SUBDIRS
-from iclaw.tasks.family import Family, Instance, list_fixture
+from iclaw.tasks.families._shared import MKDIR_DIRS, MKDIR_SUBDIRS, list_fixture
+from iclaw.tasks.family import Family, Instance
 
 # what the line does once the directory exists; DIR is the directory, FILE a file in it
 AFTER = ["ls DIR", "ls DIR", "cat DIR/FILE", "wc -l DIR/FILE", "sort DIR/FILE"]
 
 
 def make(rng: random.Random) -> Instance:
-    d = rng.choice(DIRS) if rng.random() < 0.7 else f"{rng.choice(DIRS)}/{rng.choice(SUBDIRS)}"
+    d = (
+        rng.choice(MKDIR_DIRS)
+        if rng.random() < 0.7
+        else f"{rng.choice(MKDIR_DIRS)}/{rng.choice(MKDIR_SUBDIRS)}"
+    )
     fname, lines = list_fixture(rng)
     files = {f"{d}/{fname}": "\n".join(lines) + "\n"}
     if rng.random() < 0.5:  # sometimes a second file, so `ls` output is a real listing
@@ -44,6 +48,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="mkdir on a directory that exists (mkdir build && ls build -> mkdir -p build && ls build)",
-    accept=lambda error, exit_code: "File exists" in error,
+    error_mentions=("File exists",),
     source="thefuck: mkdir_p (mkdir: cannot create directory: File exists)",
 )

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 import random
 
+from iclaw.tasks.families._shared import MKDIR_DIRS, MKDIR_SUBDIRS
 from iclaw.tasks.family import Family, Instance
 
-DIRS = ["out", "build", "backup", "logs", "tmp2", "cache", "data", "site", "dist", "archive"]
-SUBDIRS = ["logs", "old", "v1", "v2", "2024", "daily", "raw", "img", "tmp", "new"]
 FILES = ["a.txt", "b.txt", "notes.txt", "run.log", "out.txt", "list.txt", "x.csv"]
 
 
 def make(rng: random.Random) -> Instance:
-    top, sub = rng.choice(DIRS), rng.choice(SUBDIRS)
+    top, sub = rng.choice(MKDIR_DIRS), rng.choice(MKDIR_SUBDIRS)
     shape = rng.randrange(4)
     if shape == 0:
         path = f"{top}/{sub}"
         return Instance(broken=f"mkdir {path}", test=f"test -d {path}", solution=f"mkdir -p {path}")
     if shape == 1:
-        leaf = rng.choice([d for d in SUBDIRS if d != sub])
+        leaf = rng.choice([d for d in MKDIR_SUBDIRS if d != sub])
         path = f"{top}/{sub}/{leaf}"
         return Instance(broken=f"mkdir {path}", test=f"test -d {path}", solution=f"mkdir -p {path}")
     if shape == 2:

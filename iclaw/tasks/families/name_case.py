@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families.wrong_file import COMMANDS
+from iclaw.tasks.families._shared import FILE_COMMANDS
 from iclaw.tasks.family import Family, Instance
 
 UPPER_STEMS = [
@@ -60,7 +60,7 @@ def make(rng: random.Random) -> Instance:
             other = recase(rng, other.rsplit(".", 1)[0], other.rsplit(".", 1)[1])
         if other.lower() != real.lower():
             files[other] = pools.text_content(rng)
-    cmd = rng.choice(COMMANDS)
+    cmd = rng.choice(FILE_COMMANDS)
     return Instance(
         broken=cmd.replace("FILE", typed),
         reference=cmd.replace("FILE", real),
@@ -74,6 +74,6 @@ FAMILY = Family(
     make=make,
     description="the file's name has other letter case (cat readme.md -> cat README.md; ls first)",
     multi_turn=True,
-    accept=lambda error, exit_code: "No such file or directory" in error,
+    error_mentions=("No such file or directory",),
     source="bash: No such file or directory (case-sensitive names)",
 )

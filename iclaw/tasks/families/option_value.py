@@ -54,6 +54,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="an option's value typed after the file (head -n names.txt 3 -> head -n 3 names.txt)",
-    accept=lambda error, exit_code: "invalid" in error,
+    error_mentions=("invalid",),
     source="coreutils: invalid number of lines / invalid field value",
 )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import Family, Instance, list_fixture, typo
+from iclaw.tasks.families._shared import list_fixture, typo
+from iclaw.tasks.family import Family, Instance
 
 # (producer, consumer) with FILE / W placeholders
 PIPES = [

@@ -55,15 +55,11 @@ def make(rng: random.Random) -> Instance:
     return missing_pipe(rng) if rng.random() < 0.5 else no_xargs(rng)
 
 
-def _accept(error: str, exit_code: int) -> bool:
-    return "missing" in error or "No such file or directory" in error or "extra operand" in error
-
-
 FAMILY = Family(
     name="pipe-last",
     kind="bash",
     make=make,
     description="the pipe before the last command is missing, or the last one needs xargs (ls *.log | xargs rm -v)",
-    accept=_accept,
+    error_mentions=("missing", "No such file or directory", "extra operand"),
     source="bash: pipeline; coreutils 'missing operand' (xargs)",
 )

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import FRUITS, NAMES, Family, Instance, typo
+from iclaw.tasks.families._shared import FRUITS, NAMES, typo
+from iclaw.tasks.family import Family, Instance
 
 # Module imports: (module, code using it with @ where the module name goes)
 IMPORTS = [

@@ -103,6 +103,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="C / JavaScript syntax in Python (x++, &&, ||, !x, true, null, // comment, a ? b : c) -> Python's",
-    accept=lambda error, exit_code: "SyntaxError" in error or "NameError" in error,
+    error_mentions=("SyntaxError", "NameError"),
     source="Python: SyntaxError / NameError (habits from C, Java, JavaScript)",
 )

@@ -94,7 +94,7 @@ FAMILY = Family(
     make=make,
     description="code reads a CSV column by a header the file lacks; look at the file's header line first",
     multi_turn=True,
-    accept=lambda error, exit_code: "KeyError" in error,
+    error_mentions=("KeyError",),
     source="Python: KeyError (csv.DictReader)",
     vary=vary,
 )

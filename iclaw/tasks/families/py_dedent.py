@@ -69,6 +69,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="unindent does not match / tab among spaces -> align the line with its block",
-    accept=lambda error, exit_code: "unindent does not match" in error or "TabError" in error,
+    error_mentions=("unindent does not match", "TabError"),
     source="Python: IndentationError / TabError",
 )

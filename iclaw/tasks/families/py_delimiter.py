@@ -67,6 +67,6 @@ FAMILY = Family(
     make=make,
     description="code splits a data file's lines on the wrong separator; look at the file to see the real one",
     multi_turn=True,
-    accept=lambda error, exit_code: "ValueError" in error or "IndexError" in error,
+    error_mentions=("ValueError", "IndexError"),
     source="Python: ValueError / IndexError (str.split)",
 )

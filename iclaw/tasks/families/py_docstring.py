@@ -93,6 +93,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="a docstring never closed (or closed with the other quotes) -> close it where its sentence ends",
-    accept=lambda error, exit_code: "SyntaxError" in error,
+    error_mentions=("SyntaxError",),
     source="Python: SyntaxError: unterminated triple-quoted string literal; PEP 257",
 )

@@ -83,6 +83,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="Python 2's `except E, e:` / `raise E, msg`, or two types unparenthesized -> `as e`, (A, B), E(msg)",
-    accept=lambda error, exit_code: "SyntaxError" in error,
+    error_mentions=("SyntaxError",),
     source="Python 2 -> 3 porting (2to3: except, raise); Python: SyntaxError: multiple exception types must be parenthesized",
 )

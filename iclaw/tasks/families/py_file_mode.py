@@ -60,15 +60,11 @@ def make(rng: random.Random) -> Instance:
     )
 
 
-def _accept(error: str, exit_code: int) -> bool:
-    return "UnsupportedOperation" in error or "bytes-like object" in error
-
-
 FAMILY = Family(
     name="py-file-mode",
     kind="python",
     make=make,
     description="open() mode wrong for the use: 'r' to write, 'w' to read, 'rb' for text",
-    accept=_accept,
+    error_mentions=("UnsupportedOperation", "bytes-like object"),
     source="Python: io.UnsupportedOperation (not writable / not readable)",
 )

@@ -13,8 +13,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families.py_file_case import EXTS, others
-from iclaw.tasks.families.py_wrong_file import CODES
+from iclaw.tasks.families._shared import CASE_EXTS, FILE_CODES, others
 from iclaw.tasks.family import Family, Instance
 
 SEPS = ["_", "-", " ", "", "."]
@@ -25,11 +24,11 @@ def make(rng: random.Random) -> Instance:
     if rng.random() < 0.3:
         words.append(str(rng.randint(2019, 2026)))
     sep, real_sep = rng.sample(SEPS[:3] if rng.random() < 0.6 else SEPS, 2)
-    ext = rng.choice(EXTS)
+    ext = rng.choice(CASE_EXTS)
     guessed, real = f"{sep.join(words)}.{ext}", f"{real_sep.join(words)}.{ext}"
     files = others(rng, real, rng.randint(1, 3))
     files[real] = "\n".join(pools.lines(rng)) + "\n"
-    code = rng.choice(CODES)
+    code = rng.choice(FILE_CODES)
     return Instance(
         broken=code.replace("FILE", guessed),
         reference=code.replace("FILE", real),
@@ -43,6 +42,6 @@ FAMILY = Family(
     make=make,
     description="code opens sales_report.csv, the file is sales-report.csv (ls first)",
     multi_turn=True,
-    accept=lambda error, exit_code: "FileNotFoundError" in error,
+    error_mentions=("FileNotFoundError",),
     source="Python: FileNotFoundError",
 )

@@ -61,6 +61,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="`if x = 3:` -> `==`, `else if` -> `elif`",
-    accept=lambda error, exit_code: "SyntaxError" in error,
+    error_mentions=("SyntaxError",),
     source="Python: SyntaxError (Maybe you meant '==')",
 )

@@ -104,6 +104,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="import of a stdlib name in the wrong case / number or under its Python 2 name -> the right one",
-    accept=lambda error, exit_code: "ModuleNotFoundError" in error or "ImportError" in error,
+    error_mentions=("ModuleNotFoundError", "ImportError"),
     source="Python: ModuleNotFoundError / ImportError",
 )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import FRUITS, NAMES, Family, Instance
+from iclaw.tasks.families._shared import FRUITS, NAMES
+from iclaw.tasks.family import Family, Instance
 
 
 def make(rng: random.Random) -> Instance:
@@ -37,6 +38,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="IndentationError: missing or stray indent",
-    accept=lambda error, exit_code: "IndentationError" in error,
+    error_mentions=("IndentationError",),
     source="Python: IndentationError (expected an indented block / unexpected indent)",
 )

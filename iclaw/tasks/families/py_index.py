@@ -65,6 +65,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="IndexError: one past the end (range(len+1), xs[len(xs)], 1-based, i+1, <=) or {} without an argument",
-    accept=lambda error, exit_code: "IndexError" in error,
+    error_mentions=("IndexError",),
     source="Python: IndexError",
 )

@@ -80,16 +80,12 @@ def vary(files: dict[str, str], rng: random.Random) -> dict[str, str]:
     return out
 
 
-def _accept(error: str, exit_code: int) -> bool:
-    return any(s in error for s in ("JSON object must be", "no attribute 'read'", "not JSON serializable"))
-
-
 FAMILY = Family(
     name="py-json-api",
     kind="python",
     make=make,
     description="json.loads(file) / json.load(str) / json.dumps(set) -> load / loads / sorted()",
-    accept=_accept,
+    error_mentions=("JSON object must be", "no attribute 'read'", "not JSON serializable"),
     source="Python: TypeError (the JSON object must be str ...) / Object of type set is not JSON serializable",
     vary=vary,
 )

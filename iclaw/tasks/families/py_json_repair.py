@@ -63,6 +63,6 @@ FAMILY = Family(
     make=make,
     description="data file has a trailing comma / single quotes -> rewrite it as JSON",
     outcome_only=True,
-    accept=lambda error, exit_code: "JSONDecodeError" in error,
+    error_mentions=("JSONDecodeError",),
     source="Python: json.JSONDecodeError (Expecting property name enclosed in double quotes)",
 )

@@ -16,7 +16,8 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.family import Family, Instance, typo
+from iclaw.tasks.families._shared import typo
+from iclaw.tasks.family import Family, Instance
 
 DICTS = ["prices", "ages", "stock", "scores", "config", "user", "sizes", "colors", "capitals", "limits"]
 
@@ -70,6 +71,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="KeyError: a key misspelt against the dict literal, or a counter/group key that is not there yet",
-    accept=lambda error, exit_code: "KeyError" in error,
+    error_mentions=("KeyError",),
     source="Python: KeyError",
 )

@@ -66,6 +66,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="a keyword (class, from, pass, lambda, ...) as a variable or parameter name -> `class_`",
-    accept=lambda error, exit_code: "SyntaxError" in error,
+    error_mentions=("SyntaxError",),
     source="Python: SyntaxError (a keyword as a name); PEP 8: a trailing underscore avoids the clash",
 )

@@ -59,15 +59,11 @@ def make(rng: random.Random) -> Instance:
     return Instance(broken=broken_line + use, reference=fixed_line + use)
 
 
-def _accept(error: str, exit_code: int) -> bool:
-    return "forgot a comma" in error or "was never closed" in error
-
-
 FAMILY = Family(
     name="py-literal",
     kind="python",
     make=make,
     description="missing comma or missing ] / } in a list / dict literal -> add it",
-    accept=_accept,
+    error_mentions=("forgot a comma", "was never closed"),
     source="Python: SyntaxError (Perhaps you forgot a comma?)",
 )

@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.family import Family, Instance, tag
+from iclaw.tasks.families._shared import tag
+from iclaw.tasks.family import Family, Instance
 
 TOPS = [
     "out",
@@ -85,6 +86,6 @@ FAMILY = Family(
     make=make,
     description="os.mkdir / Path.mkdir of a nested or existing dir, or a copy into a missing one -> makedirs",
     outcome_only=True,
-    accept=lambda error, exit_code: "FileNotFoundError" in error or "FileExistsError" in error,
+    error_mentions=("FileNotFoundError", "FileExistsError"),
     source="Python: FileNotFoundError / FileExistsError (os.mkdir, pathlib, shutil)",
 )

@@ -96,6 +96,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="a method from another language (push, length, contains, toUpperCase, xs.join) -> Python's",
-    accept=lambda error, exit_code: "AttributeError" in error,
+    error_mentions=("AttributeError",),
     source="Python: AttributeError",
 )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import FRUITS, NAMES, Family, Instance, typo
+from iclaw.tasks.families._shared import FRUITS, NAMES, typo
+from iclaw.tasks.family import Family, Instance
 
 VARS = [
     "count",

@@ -82,6 +82,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="`xs = xs.sort()` (an in-place method's None kept), `s[0] = c` on a str -> call it, keep xs",
-    accept=lambda error, exit_code: "TypeError" in error or "AttributeError" in error,
+    error_mentions=("TypeError", "AttributeError"),
     source="Python: TypeError / AttributeError on None (list.sort, append, reverse, dict.update return None)",
 )

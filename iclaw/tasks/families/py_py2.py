@@ -113,6 +113,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="a Python 2 habit (xrange, has_key, iteritems, unicode, print >>f, ...) -> its Python 3 form",
-    accept=lambda error, exit_code: any(e in error for e in ("NameError", "AttributeError", "TypeError")),
+    error_mentions=("NameError", "AttributeError", "TypeError"),
     source="Python: 2to3 (NameError / AttributeError / TypeError on Python 3)",
 )

@@ -65,6 +65,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="unterminated string / same quotes inside an f-string -> close it / use other quotes",
-    accept=lambda error, exit_code: "unterminated string" in error or "f-string: unmatched" in error,
+    error_mentions=("unterminated string", "f-string: unmatched"),
     source="Python: SyntaxError (unterminated string literal)",
 )

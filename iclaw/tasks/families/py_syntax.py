@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import FRUITS, NAMES, WORDS, Family, Instance
+from iclaw.tasks.families._shared import FRUITS, NAMES, WORDS
+from iclaw.tasks.family import Family, Instance
 
 
 def missing_colon(rng: random.Random) -> tuple[str, int]:
@@ -58,6 +59,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="SyntaxError: missing ':' or ')', Python-2 print",
-    accept=lambda error, exit_code: "SyntaxError" in error,
+    error_mentions=("SyntaxError",),
     source="Python: SyntaxError (expected ':', '(' was never closed, print without parentheses)",
 )

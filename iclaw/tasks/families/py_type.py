@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import FRUITS, Family, Instance
+from iclaw.tasks.families._shared import FRUITS
+from iclaw.tasks.family import Family, Instance
 
 
 def make(rng: random.Random) -> Instance:
@@ -37,6 +38,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="TypeError str + int -> str(...)",
-    accept=lambda error, exit_code: "TypeError" in error,
+    error_mentions=("TypeError",),
     source='Python: TypeError: can only concatenate str (not "int") to str',
 )

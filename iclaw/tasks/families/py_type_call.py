@@ -95,6 +95,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="TypeError: an argument short, no self, len(int), str as a count, no return, for over an int",
-    accept=lambda error, exit_code: "TypeError" in error,
+    error_mentions=("TypeError",),
     source="Python: TypeError",
 )

@@ -105,6 +105,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="a name used before it exists (def below, no start value, no import, no quotes, camelCase)",
-    accept=lambda error, exit_code: "NameError" in error,
+    error_mentions=("NameError",),
     source="Python: NameError",
 )

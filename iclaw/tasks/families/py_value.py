@@ -80,6 +80,6 @@ FAMILY = Family(
     kind="python",
     make=make,
     description="ValueError parsing a string (3.5, 1,250, 0x1f, 40%, a date, a delimiter) -> convert it so",
-    accept=lambda error, exit_code: "ValueError" in error,
+    error_mentions=("ValueError",),
     source="Python: ValueError",
 )

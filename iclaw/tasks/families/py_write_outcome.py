@@ -80,8 +80,6 @@ FAMILY = Family(
     make=make,
     description="writing results to a file fails (mode 'r'/'write', write(int), join of ints); a test checks the file",
     outcome_only=True,
-    accept=lambda error, exit_code: any(
-        e in error for e in ("UnsupportedOperation", "ValueError", "TypeError")
-    ),
+    error_mentions=("UnsupportedOperation", "ValueError", "TypeError"),
     source="Python: io.UnsupportedOperation / ValueError / TypeError (file writes)",
 )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 
-from iclaw.tasks.family import CITIES, FRUITS, NAMES, WORDS, Family, Instance
+from iclaw.tasks.families._shared import CITIES, FRUITS, NAMES, WORDS
+from iclaw.tasks.family import Family, Instance
 
 
 def make(rng: random.Random) -> Instance:
@@ -33,6 +34,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description='unbalanced quote (echo "hi -> echo "hi")',
-    accept=lambda error, exit_code: "unexpected EOF" in error,
+    error_mentions=("unexpected EOF",),
     source="thefuck: quotation_marks (bash: unexpected EOF while looking for matching quote)",
 )

@@ -130,6 +130,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="""an apostrophe, ( ), & or awk's $1 quoted the wrong way (echo 'it's' -> echo "it's")""",
-    accept=lambda error, exit_code: "unexpected" in error or "syntax error" in error or "not found" in error,
+    error_mentions=("unexpected", "syntax error", "not found"),
     source="bash: quoting (unexpected EOF; syntax error near unexpected token; awk syntax error)",
 )

@@ -14,9 +14,9 @@ Source: bash redirection syntax errors; coreutils tr "extra operand".
 from __future__ import annotations
 
 import random
-import shlex
 
 from iclaw.tasks import pools
+from iclaw.tasks.families._shared import content_test
 from iclaw.tasks.family import Family, Instance
 
 OUT_WORDS = ["out", "sorted", "result", "output", "top", "clean", "new", "copy", "final", "saved"]
@@ -32,11 +32,6 @@ COMMANDS = {
     "tail -n K FILE": None,
     "grep W FILE": None,
 }
-
-
-def content_test(path: str, lines: list[str]) -> str:
-    """A shell test that passes iff `path` holds exactly these lines."""
-    return f"printf '%s\\n' {' '.join(shlex.quote(x) for x in lines)} | cmp -s - {shlex.quote(path)}"
 
 
 def out_name(rng: random.Random, src: str) -> str:

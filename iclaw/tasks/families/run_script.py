@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import extra_files
+from iclaw.tasks.families._shared import extra_files
 from iclaw.tasks.family import Family, Instance
 
 # fmt: off
@@ -79,6 +79,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="script run as a command (main.py / ./run.sh) -> python3 main.py / bash run.sh",
-    accept=lambda error, exit_code: "command not found" in error or "Permission denied" in error,
+    error_mentions=("command not found", "Permission denied"),
     source="thefuck: python_command, chmod_x",
 )

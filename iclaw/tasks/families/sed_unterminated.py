@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, extra_files, list_file
+from iclaw.tasks.families._shared import body, extra_files, list_file
 from iclaw.tasks.family import Family, Instance
 
 DELIMS = ["/", "/", "/", "/", "|", "#", ":", ","]
@@ -61,6 +61,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="sed 's/a/b' missing its last delimiter -> sed 's/a/b/'",
-    accept=lambda error, exit_code: "unterminated" in error,
+    error_mentions=("unterminated",),
     source="thefuck: sed_unterminated_s",
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, extra_files, list_file
+from iclaw.tasks.families._shared import body, extra_files, list_file
 from iclaw.tasks.family import Family, Instance
 
 # (broken, reference); @F a list file, @W a word in it, @V a variable name, @K a count below @F's lines,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families.redirect import content_test
+from iclaw.tasks.families._shared import content_test
 from iclaw.tasks.family import Family, Instance
 
 # option -> how sort orders the lines (C locale: byte order, what Python's sorted does for ASCII)
@@ -62,6 +62,6 @@ FAMILY = Family(
     make=make,
     description="sort a file in place: -o needs the file name (sort f -o -> sort -o f f); a test checks",
     outcome_only=True,
-    accept=lambda error, exit_code: "option" in error,
+    error_mentions=("option",),
     source="sort: option requires an argument -- 'o'; unrecognized option '--in-place'",
 )

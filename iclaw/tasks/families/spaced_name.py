@@ -69,6 +69,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description='a name with spaces typed unquoted (cat my notes.txt -> cat "my notes.txt")',
-    accept=lambda error, exit_code: "No such file or directory" in error or "too many arguments" in error,
+    error_mentions=("No such file or directory", "too many arguments"),
     source="bash: word splitting (No such file or directory; cd: too many arguments)",
 )

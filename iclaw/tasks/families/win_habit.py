@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, extra_files, list_file
+from iclaw.tasks.families._shared import body, dir_name, extra_files, list_file
 from iclaw.tasks.family import Family, Instance
 
 # (broken, reference); @F a list file, @G another, @D a directory holding @E, @W a word of @F, @N a new

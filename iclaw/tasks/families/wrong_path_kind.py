@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, extra_files, file_name
+from iclaw.tasks.families._shared import body, dir_name, extra_files, file_name
 from iclaw.tasks.family import Family, Instance
 
 EXTS = pools.TEXT_EXTS + ["py", "sh", "js", "html"]
@@ -47,6 +47,6 @@ FAMILY = Family(
     kind="bash",
     make=make,
     description="cat a directory -> ls it; cd into a file -> cd to its directory",
-    accept=lambda error, exit_code: "Is a directory" in error or "Not a directory" in error,
+    error_mentions=("Is a directory", "Not a directory"),
     source="thefuck: cat_dir; bash: cd: Not a directory",
 )

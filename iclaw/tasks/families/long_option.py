@@ -1,4 +1,6 @@
-"""flag-typo: a misspelled long option. `sort --numric-sort prices.txt` -> `sort --numeric-sort prices.txt`.
+"""Two families on one pool of (command, long option) pairs and one fixture builder, option_line().
+
+flag-typo: a misspelled long option. `sort --numric-sort prices.txt` -> `sort --numeric-sort prices.txt`.
 
     broken: grep --ignore-cas MILK list.txt     error: grep: unrecognized option '--ignore-cas'
     reference: grep --ignore-case MILK list.txt
@@ -7,6 +9,17 @@ GNU tools answer "unrecognized option '--reverce'" and name the bad word, so the
 fix. The pool is ~80 (command, long option) pairs of coreutils, grep, sed, ls, cut, tar, gzip, ... .
 getopt accepts unambiguous prefixes (`--rev`), so a typo that only drops the tail would not fail: make()
 never draws one, and the generator drops what still succeeds or fails another way. Source: GNU getopt_long.
+
+long-opt-dash: a long option written with one dash. `sort -reverse f.txt` -> `sort --reverse f.txt`.
+
+    broken: grep -ignore-case MILK list.txt     error: grep: invalid option -- 'g'
+    reference: grep --ignore-case MILK list.txt
+
+With one dash getopt reads the word as a bundle of short options (-i -g -n ...) and stops at the first
+letter the tool does not know; the request shows a whole option word after a single dash, so the fix is the
+second dash. Entries where the bundle happens to be valid (`ls -all`) or fails another way (`grep
+-invert-match` takes `-e rt-match`) are left out of the pool. Source: getopt "invalid option" (a habit from
+find/java/gcc, whose long options take one dash).
 """
 
 from __future__ import annotations
@@ -15,8 +28,8 @@ import base64
 import random
 
 from iclaw.tasks import pools
-from iclaw.tasks.families._shell import body, dir_name, list_file
-from iclaw.tasks.family import Family, Instance, typo
+from iclaw.tasks.families._shared import body, dir_name, list_file, typo
+from iclaw.tasks.family import Family, Instance
 
 # command -> (option, rest of the line); "=V" after the option takes the value V. Placeholders: @F / @G list
 # files, @C a csv, @B a base64 file, @U upper-cased word of @F, @W a word of @F, @D a directory, @K 1-3.
@@ -105,7 +118,7 @@ def option_line(rng: random.Random, cmd: str, opt: str, rest: str) -> tuple[str,
     return line, word, dict(sorted(files.items()))
 
 
-def make(rng: random.Random) -> Instance:
+def flag_typo(rng: random.Random) -> Instance:
     cmd = rng.choice(sorted(OPTIONS))
     line, word, files = option_line(rng, cmd, *rng.choice(OPTIONS[cmd]))
     bad = typo(rng, word)
@@ -114,11 +127,45 @@ def make(rng: random.Random) -> Instance:
     return Instance(broken=line.replace("OPT", bad), reference=line.replace("OPT", word), files=files)
 
 
-FAMILY = Family(
-    name="flag-typo",
-    kind="bash",
-    make=make,
-    description="misspelled long option (sort --reverce -> --reverse)",
-    accept=lambda error, exit_code: "unrecognized option" in error,
-    source="GNU getopt_long: unrecognized option",
+# (command, option word) whose one-dash form is a valid bundle, or fails without "invalid option"
+# fmt: off
+SKIP = {
+    ("sort", "ignore-case"), ("sort", "dictionary-order"), ("sort", "stable"), ("sort", "key"),
+    ("sort", "field-separator"), ("expand", "tabs"), ("cut", "fields"), ("cut", "delimiter"),
+    ("cut", "characters"), ("ls", "all"), ("grep", "files-with-matches"), ("grep", "word-regexp"),
+    ("grep", "extended-regexp"), ("grep", "max-count"), ("grep", "invert-match"), ("grep", "fixed-strings"),
+    ("grep", "line-number"), ("tar", "create"), ("file", "brief"), ("file", "mime-type"),
+    ("basename", "suffix"), ("fmt", "width"), ("seq", "separator"), ("paste", "delimiters"),
+    ("nl", "body-numbering"), ("nl", "number-width"), ("diff", "brief"), ("column", "separator"),
+    ("fold", "width"), ("base64", "wrap"), ("realpath", "relative-to"),
+}
+# fmt: on
+POOL = [(c, o, r) for c in sorted(OPTIONS) for o, r in OPTIONS[c] if (c, o.split("=")[0]) not in SKIP]
+
+
+def long_opt_dash(rng: random.Random) -> Instance:
+    cmd, opt, rest = rng.choice(POOL)
+    line, word, files = option_line(rng, cmd, opt, rest)
+    return Instance(
+        broken=line.replace("--OPT", "-" + word), reference=line.replace("OPT", word), files=files
+    )
+
+
+FAMILIES = (
+    Family(
+        name="flag-typo",
+        kind="bash",
+        make=flag_typo,
+        description="misspelled long option (sort --reverce -> --reverse)",
+        error_mentions=("unrecognized option",),
+        source="GNU getopt_long: unrecognized option",
+    ),
+    Family(
+        name="long-opt-dash",
+        kind="bash",
+        make=long_opt_dash,
+        description="long option with one dash (sort -reverse -> sort --reverse)",
+        error_mentions=("invalid option",),
+        source="getopt: invalid option (a single-dash long option)",
+    ),
 )
