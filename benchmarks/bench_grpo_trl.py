@@ -41,7 +41,6 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -194,9 +193,7 @@ def main() -> None:
     from datasets import Dataset
     from transformers import TrainerCallback
 
-    import iclaw.train.common as common
     from iclaw.agent.episode import task_request
-    from iclaw.agent.policy import Policy
     from iclaw.agent.protocol import parse_action, request_tokens
     from iclaw.model import registry
     from iclaw.model.gpt import GPT, preset
@@ -221,8 +218,10 @@ def main() -> None:
         assert tokenizer(p, add_special_tokens=False)["input_ids"] == request_tokens(task_request(t))
     prompt_lens = [len(request_tokens(task_request(t))) for t in tasks]
 
+    tool_s: list[float] = []  # seconds in the sandbox (episodes' tool calls, verification), per call
+
     class CountingVerifier(Verifier):
-        """The real verifier, counting the candidates it runs (per side, per step)."""
+        """The real verifier, counting the candidates it runs (per side, per step) and timing iclaw's."""
 
         def __init__(self, *a, **kw):
             super().__init__(*a, **kw)
@@ -230,48 +229,43 @@ def main() -> None:
 
         def verify_many(self, pairs):
             self.calls.append(len(pairs))
-            return super().verify_many(pairs)
+            t0 = time.perf_counter()
+            try:
+                return super().verify_many(pairs)
+            finally:
+                if self is v_iclaw:
+                    tool_s.append(time.perf_counter() - t0)
+
+    class CountingSandbox(Sandbox):
+        """The real sandbox, counting and timing the tool calls of iclaw's episodes."""
+
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.calls: list[int] = []
+
+        def run_many(self, calls, *a, **kw):
+            self.calls.append(len(calls))
+            t0 = time.perf_counter()
+            try:
+                return super().run_many(calls, *a, **kw)
+            finally:
+                tool_s.append(time.perf_counter() - t0)
 
     v_iclaw, v_trl = CountingVerifier(Sandbox()), CountingVerifier(Sandbox())
-    sb_iclaw = Sandbox()
+    sb_iclaw = CountingSandbox()
 
-    # ---- iclaw: train_grpo in a worker thread, gated at every step boundary via its progress callback
+    # ---- iclaw: train_grpo in a worker thread, gated at every step boundary through its `progress` callable
     gate = Gate()
-    iclaw_samples: list[dict] = []
-    orig_sample = Policy.sample
+    iclaw_tool_s: list[float] = []  # per step: seconds of the rollout spent in the sandbox, not the sampler
 
-    def recording_sample(self, prompts_, max_new_tokens, **kw):
-        t0 = time.perf_counter()
-        s = orig_sample(self, prompts_, max_new_tokens, **kw)
-        iclaw_samples.append(
-            {
-                "rows": len(prompts_),
-                "tokens": sum(len(t) for t in s.tokens),
-                "max_row": max(len(t) for t in s.tokens),
-                "stopped_rows": sum(s.finished),
-                "s": time.perf_counter() - t0,
-            }
-        )
-        return s
+    def gated_progress(advance: int = 1, completed: int | None = None, **metrics):
+        if completed is None:
+            iclaw_tool_s.append(sum(tool_s))
+            tool_s.clear()
+        else:
+            tool_s.clear()
+        gate.arrive("ready" if completed is not None else "step")
 
-    Policy.sample = recording_sample
-
-    @contextmanager
-    def gated_progress(total, description, enabled=True):
-        def update(advance: int = 1, completed: int | None = None, **metrics):
-            gate.arrive("ready" if completed is not None else "step")
-
-        yield update
-
-    common.live_progress = gated_progress  # train_grpo imports it from here at call time
-    sb_iclaw_calls: list[int] = []
-    orig_run_many = sb_iclaw.run_many
-
-    def counting_run_many(calls, *a, **kw):
-        sb_iclaw_calls.append(len(calls))
-        return orig_run_many(calls, *a, **kw)
-
-    sb_iclaw.run_many = counting_run_many
     gcfg = GRPOConfig(
         model="bench",
         out="bench-grpo",
@@ -301,8 +295,8 @@ def main() -> None:
                     store=None,
                     device="cpu",
                     log_dir=str(tmp / "runs"),
-                    show_progress=False,
                     echo=lambda *a, **k: None,
+                    progress=gated_progress,
                 )
             )
         except BaseException as e:  # noqa: BLE001 — handed to the main thread, which re-raises
@@ -395,7 +389,6 @@ def main() -> None:
     trainer.train()
     gate.go.release()  # let iclaw finish (final checkpoint) and return
     th.join(timeout=STEP_WAIT_S)
-    Policy.sample = orig_sample
 
     # ---- report
     i_times, t_times = gate.iclaw_times[1:], trl_times[1:]
@@ -420,20 +413,18 @@ def main() -> None:
         "trl_step_s": [round(x, 3) for x in t_times],
         "iclaw_rollout_s": [round(h["t_rollout"], 3) for h in hist],
         "iclaw_train_s": [round(h["t_train"], 3) for h in hist],
-        "iclaw_sample_s": [round(s["s"], 3) for s in iclaw_samples[1:]],
+        "iclaw_tools_s": [round(x, 3) for x in iclaw_tool_s[1:]],  # of iclaw_rollout_s; the rest is sampling
         "trl_generate_s": [round(x, 3) for x in trl_gen[1:]],
         "prompt_tokens": prompt_lens,
         "families": [t.family for t in tasks],
-        "iclaw_tokens_per_step": [s["tokens"] for s in iclaw_samples[1:]],
-        "iclaw_longest_row": [s["max_row"] for s in iclaw_samples[1:]],
-        "iclaw_rows_stopped": [s["stopped_rows"] for s in iclaw_samples[1:]],
+        "iclaw_tokens_per_step": [round(h["resp_len"] * TASKS * G) for h in hist],
         "trl_tokens_per_step": [sum(r["lens"]) for r in trl_rewards[1:]],
         "trl_longest_row": [max(r["lens"]) for r in trl_rewards[1:]],
         "trl_rows_stopped": [sum(1 for n in r["lens"] if n < NEW) for r in trl_rewards[1:]],
         # sandbox work (all steps, warm-up included): pairs per verify_many call / tool calls per run_many;
         # empty = no completion was a well-formed tool call of the task's kind, so nothing was run
         "iclaw_verified_pairs": v_iclaw.calls,
-        "iclaw_episode_tool_calls": sb_iclaw_calls,
+        "iclaw_episode_tool_calls": sb_iclaw.calls,
         "trl_verified_pairs": v_trl.calls,
         "iclaw_kl": [round(h["kl"], 5) for h in hist],
         "trl_kl": [round(lg.get("kl", float("nan")), 5) for lg in trl_step_logs],

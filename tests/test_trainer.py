@@ -63,9 +63,14 @@ def test_grpo_steps_publish_log_and_resume_exactly(home):
         max_turns=2,
         amp=False,
     )
+    told = []  # a `progress` callable is told of the start and of every step, in place of the bar
+
+    def progress(advance=1, completed=None, **metrics):
+        told.append(completed if completed is not None else metrics["step"])
+
     with Store(db) as store:
-        s = train_grpo(cfg, TASKS, store=store, **_run_kw(home, sb))
-        assert s["steps"] == 2 and len(s["history"]) == 2
+        s = train_grpo(cfg, TASKS, store=store, **_run_kw(home, sb), progress=progress)
+        assert s["steps"] == 2 and len(s["history"]) == 2 and told == [0, 1, 2]
         for h in s["history"]:
             for k in (
                 "reward_mean",

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -39,7 +40,7 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.gpt import autocast
-from iclaw.train.common import all_reduce_sum, average_gradients, setup_distributed
+from iclaw.train.common import all_reduce_sum, average_gradients, live_progress, setup_distributed
 from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.optim import make_optimizer
 from iclaw.train.rollout import Batch, collate, collate_episodes, logprobs_and_entropy, rollout_stats
@@ -285,12 +286,11 @@ def check_config(cfg: GRPOConfig) -> None:
 def train_grpo(
     cfg: GRPOConfig, tasks: list, *, sandbox, verifier, store=None, resume: bool = False,
     device: str | None = None, run_id: str | None = None, log_dir: str = "runs", show_progress: bool = True,
-    echo=print, demos: list[tuple[list[int], list[int]]] | None = None,
+    echo=print, demos: list[tuple[list[int], list[int]]] | None = None, progress=None,
 ) -> dict:  # fmt: skip
     """Run GRPO; returns a summary dict. Rank 0 logs and publishes. `demos` ((tokens, mask) pairs, see
-    sft.demonstrations) feed the ptx term when cfg.sft_coef > 0."""
-    from iclaw.train.common import live_progress  # looked up at call time: bench_grpo_trl.py swaps it
-
+    sft.demonstrations) feed the ptx term when cfg.sft_coef > 0. `progress`, a callable as live_progress
+    yields (advance, completed=..., **metrics), is told of every step instead of the progress bar."""
     check_config(cfg)
     if not tasks:
         raise IclawError("no usable tasks to train on")
@@ -340,7 +340,8 @@ def train_grpo(
 
     # the bar counts steps; a wall-clock budget (--minutes) may end the run before the bar is full
     cap = f" (at most {cfg.minutes:g} min)" if cfg.minutes is not None else ""
-    with live_progress(cfg.steps, f"GRPO → {cfg.out}{cap}", enabled=show_progress and rank == 0) as progress:
+    bar = live_progress(cfg.steps, f"GRPO → {cfg.out}{cap}", enabled=show_progress and rank == 0)
+    with bar if progress is None else nullcontext(progress) as progress:
         progress(completed=run.start_step)
         step = run.start_step
         kl_window: deque = deque(maxlen=KL_WINDOW)  # (KL x rows, rows) of the last updating steps

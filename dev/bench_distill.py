@@ -1,6 +1,6 @@
 """On-policy distillation vs GRPO alone, from the same small student, at equal sampled tokens (CPU).
 
-    python benchmarks/bench_distill.py --seeds 0,1,2          # teacher: the shipped iclaw-small
+    python dev/bench_distill.py --seeds 0,1,2          # teacher: the shipped iclaw-small
 
 1. tasks: the recipe's families, --train-per-family for SFT, --pool-per-family more for the RL arms (train
    split, tasks SFT never saw) and --heldout-per-family of each (generated once, seed 0, into --tasks-dir)

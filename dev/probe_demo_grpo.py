@@ -1,10 +1,10 @@
 """How far the demo's GRPO phase goes in steps, on the dev split (what tuning decisions may look at).
 
     iclaw demo --out runs/demo                                  # first: demo-sft and the train tasks
-    python benchmarks/probe_demo_grpo.py --tasks-dir runs/demo --steps 60 --every 15
-    python benchmarks/probe_demo_grpo.py --sft muon --tasks-dir runs/probe  # its own warm-up, by Muon
-    python benchmarks/probe_demo_grpo.py --set sft_coef=2 --set grpo_single_share=1  # other GRPO settings
-    python benchmarks/probe_demo_grpo.py --ptx look-first  # PPO-ptx on "ls, then the fix" demonstrations only
+    python dev/probe_demo_grpo.py --tasks-dir runs/demo --steps 60 --every 15
+    python dev/probe_demo_grpo.py --sft muon --tasks-dir runs/probe  # its own warm-up, by Muon
+    python dev/probe_demo_grpo.py --set sft_coef=2 --set grpo_single_share=1  # other GRPO settings
+    python dev/probe_demo_grpo.py --ptx look-first  # PPO-ptx on "ls, then the fix" demonstrations only
 
 GRPO exactly as the demo runs it (its GRPOConfig, task pool and ptx demonstrations) from the registered
 `demo-sft`, resumed every --every steps; after each stretch the checkpoint is evaluated greedily on dev tasks

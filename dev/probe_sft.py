@@ -1,9 +1,9 @@
 """SFT of a from-scratch policy, arms at equal steps: which optimizer learns most per step, and does practice
 at spelled-out words or made-up names make it handle words its corpus never had?
 
-    python benchmarks/probe_sft.py --arms adamw:2e-3,muon:2e-3 --train-per-family 60 --steps 1200
-    python benchmarks/probe_sft.py --arms adamw:2e-3,adamw:2e-3:0.1      # SFTConfig.spell 0 vs 0.1
-    python benchmarks/probe_sft.py --arms muon:2e-3:0.05,muon:2e-3:0.05:0.3   # RecipeConfig.novel 0 vs 0.3
+    python dev/probe_sft.py --arms adamw:2e-3,muon:2e-3 --train-per-family 60 --steps 1200
+    python dev/probe_sft.py --arms adamw:2e-3,adamw:2e-3:0.1      # SFTConfig.spell 0 vs 0.1
+    python dev/probe_sft.py --arms muon:2e-3:0.05,muon:2e-3:0.05:0.3   # RecipeConfig.novel 0 vs 0.3
 
 The shipped policy's failures are mostly copies gone wrong (a dict key, a number, a file name from the prompt
 comes out as another one the model has seen), which is what an under-trained small transformer does. An arm is
