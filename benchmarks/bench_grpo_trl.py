@@ -278,6 +278,8 @@ def main() -> None:
         max_new_tokens=NEW,
         save_every=10**9,  # only the final checkpoint (after the last measured step)
         kl_max=float("inf"),  # a safety stop; never stop a benchmark early
+        sft_coef=0.0,  # TRL has no imitation term
+        filter_zero_variance=False,  # TRL updates on every group
         amp=args.precision == "bf16",
         seed=args.seed,
     )

@@ -23,7 +23,7 @@ from iclaw.files import write_json
 from iclaw.tasks import FAMILIES, Verifier, generate, load_tasks
 from iclaw.tasks.novel import novel_tasks
 from iclaw.train.common import console, live_progress, safe_sandbox
-from iclaw.train.recipe import MAX_NEW_TOKENS, RecipeConfig
+from iclaw.train.config import GRPOConfig
 
 
 def main() -> None:
@@ -50,7 +50,9 @@ def main() -> None:
         where = f"generate({args.n}, {args.split!r}, seed={args.seed})"
     if args.novel:
         tasks, where = novel_tasks(tasks, sandbox, args.seed), f"{where}, made-up names"
-    ep = EpisodeConfig(max_turns=RecipeConfig.max_turns, max_new_tokens=MAX_NEW_TOKENS, temperature=0.0)
+    ep = EpisodeConfig(
+        max_turns=GRPOConfig.max_turns, max_new_tokens=GRPOConfig.max_new_tokens, temperature=0.0
+    )
     reports = {}
     for side in ("base", "new"):
         pol = Policy.load(getattr(args, side))

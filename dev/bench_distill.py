@@ -37,10 +37,11 @@ from iclaw.tasks.families import FAMILIES
 from iclaw.train.common import console, safe_sandbox
 from iclaw.train.distill import DistillConfig, train_distill
 from iclaw.train.grpo import GRPOConfig, train_grpo
-from iclaw.train.recipe import GRPO_RECIPE, MAX_NEW_TOKENS, RecipeConfig, recipe_demos
+from iclaw.train.recipe import RecipeConfig, recipe_demos
 from iclaw.train.sft import SFTConfig, train_sft
 
-RECIPE = RecipeConfig()  # the teacher's own recipe: its demonstrations, turns and GRPO settings
+RECIPE = RecipeConfig()  # the teacher's own recipe: its demonstrations and SFT
+GRPO = GRPOConfig()  # and its GRPO settings (train/config.py): turns, their length, groups
 
 
 def body_params(model: GPT) -> int:
@@ -100,10 +101,11 @@ def one_seed(seed: int, args, teacher: GPT, train: list, pool: list, heldout: li
     sft_seconds = time.time() - t0
 
     common = dict(
-        group_size=RECIPE.group_size,
-        tasks_per_step=RECIPE.tasks_per_step,
+        group_size=GRPO.group_size,
+        tasks_per_step=GRPO.tasks_per_step,
         lr=args.lr,
-        max_turns=RECIPE.max_turns,
+        max_turns=GRPO.max_turns,
+        max_new_tokens=GRPO.max_new_tokens,
         save_every=args.every,
         seed=seed,
     )
@@ -115,7 +117,6 @@ def one_seed(seed: int, args, teacher: GPT, train: list, pool: list, heldout: li
             out=names["distill"],
             steps=args.steps,
             kl=args.kl,
-            max_new_tokens=MAX_NEW_TOKENS,
             **common,
         ),
         pool,
@@ -128,16 +129,16 @@ def one_seed(seed: int, args, teacher: GPT, train: list, pool: list, heldout: li
             out=names["grpo"],
             steps=10 * args.steps,
             max_tokens=tokens,
-            beta=RECIPE.beta,
             # the KL limit is a safety stop for users; here it ended GRPO at lr 1e-3 before its first checkpoint
-            **{**GRPO_RECIPE, "kl_max": float("inf")},
+            kl_max=float("inf"),
+            sft_coef=0.0,  # GRPO alone, as this comparison has always run it: no imitation term
             **common,
         ),
         pool,
         **trainer_kw,
     )
 
-    ep = EpisodeConfig(max_turns=RECIPE.max_turns, temperature=0.0, max_new_tokens=MAX_NEW_TOKENS)
+    ep = EpisodeConfig(max_turns=GRPO.max_turns, temperature=0.0, max_new_tokens=GRPO.max_new_tokens)
     eval_kw = dict(sandbox=run_kw["sandbox"], verifier=run_kw["verifier"], store=run_kw["store"])
     start = evaluate(Policy.load(names["sft"]), heldout, cfg=ep, **eval_kw)
     arms = {
@@ -248,7 +249,7 @@ def main() -> None:
         f"({body_params(probe) / body_params(teacher):.2f} of the teacher's); "
         f"{len(train)} SFT, {len(pool)} RL pool, {len(heldout)} held-out"
     )
-    ep = EpisodeConfig(max_turns=RECIPE.max_turns, temperature=0.0, max_new_tokens=MAX_NEW_TOKENS)
+    ep = EpisodeConfig(max_turns=GRPO.max_turns, temperature=0.0, max_new_tokens=GRPO.max_new_tokens)
     teacher_report = evaluate(
         Policy.load(args.teacher),
         heldout,

@@ -39,6 +39,7 @@ from iclaw.model import registry
 from iclaw.model.gpt import default_device
 from iclaw.tasks import Verifier, generate, load_tasks, save_tasks
 from iclaw.train.common import safe_sandbox
+from iclaw.train.config import GRPOConfig
 from iclaw.train.grpo import train_grpo
 from iclaw.train.sft import demonstrations, train_sft
 
@@ -58,7 +59,8 @@ def main() -> None:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="change one DemoConfig field for this probe (repeatable), e.g. sft_coef=2",
+        help="change one DemoConfig field, or one of its GRPO phase's (GRPOConfig), for this probe (repeatable), "
+        "e.g. sft_coef=2",
     )
     ap.add_argument(
         "--ptx",
@@ -70,10 +72,14 @@ def main() -> None:
     cfg = DemoConfig()
     for item in args.set:
         field, _, value = item.partition("=")
-        if not hasattr(cfg, field):
-            ap.error(f"--set {item}: DemoConfig has no field {field!r}")
-        kind = type(getattr(cfg, field))
-        cfg = replace(cfg, **{field: value.lower() in ("1", "true") if kind is bool else kind(value)})
+        where = cfg if hasattr(cfg, field) else grpo_config(cfg) if hasattr(GRPOConfig, field) else None
+        if where is None:
+            ap.error(f"--set {item}: neither DemoConfig nor GRPOConfig has a field {field!r}")
+        kind = type(getattr(where, field))
+        value = value.lower() in ("1", "true") if kind is bool else kind(value)
+        cfg = (
+            replace(cfg, **{field: value}) if where is cfg else replace(cfg, grpo={**cfg.grpo, field: value})
+        )
     sandbox = safe_sandbox(False)
     verifier = Verifier(sandbox)
     fams = list(cfg.families or DEMO_FAMILIES)
@@ -94,7 +100,7 @@ def main() -> None:
     ptx = demos
     if args.ptx == "look-first":  # GRPO opens most single-turn episodes with `ls`: imitate the fix after one
         ptx = demonstrations(single, sandbox, look_first=1.0, seed=cfg.seed)[len(single) :]
-    ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
+    ep = EpisodeConfig(max_turns=grpo_config(cfg).max_turns, temperature=0.0)
     if args.sft:  # the demo's warm-up (lab/demo.py), only the optimizer differs
         cfg = replace(cfg, sft_optimizer=args.sft)
         model = warm_up_model(cfg, demos, default_device())

@@ -35,7 +35,8 @@ from iclaw.model.vocab import Vocab
 from iclaw.tasks import FAMILIES, Verifier, generate
 from iclaw.tasks.novel import novel_tasks
 from iclaw.train.common import console, report_table, safe_sandbox
-from iclaw.train.recipe import MAX_NEW_TOKENS, RecipeConfig, recipe_demos
+from iclaw.train.config import GRPOConfig
+from iclaw.train.recipe import RecipeConfig, recipe_demos
 from iclaw.train.sft import SFTConfig, train_sft
 
 
@@ -63,7 +64,9 @@ def main() -> None:
         f"{len(train)} train tasks, {len(demos)} demonstrations, {len(held)} dev tasks, "
         f"{len(renamed_dev)} with novel names ({time.time() - t0:.0f} s)"
     )
-    ep = EpisodeConfig(max_turns=rc.max_turns, max_new_tokens=MAX_NEW_TOKENS, temperature=0.0)
+    ep = EpisodeConfig(
+        max_turns=GRPOConfig.max_turns, max_new_tokens=GRPOConfig.max_new_tokens, temperature=0.0
+    )
     vocab = Vocab.build(t for t, _ in demos)
     reports, unseen, result = {}, {}, {"args": vars(args), "arms": {}}
     for arm in args.arms.split(","):

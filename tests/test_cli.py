@@ -54,16 +54,23 @@ def test_shared_options_have_one_help_text_and_env_var_each():
     assert "train grpo" in users["--db"] and "tasks mine" in users["--db"]
 
 
-def test_train_grpo_defaults_are_the_recipe():
+def test_train_grpo_and_distill_flags_default_to_their_config():
+    """`train grpo`'s and `distill`'s options read their defaults from GRPOConfig and DistillConfig (one place
+    for every default, train/config.py), and GRPOConfig's are the recipe that trained the shipped policy."""
+    from iclaw.commands.distill import distill
     from iclaw.commands.train import grpo_cmd
-    from iclaw.train.recipe import RecipeConfig
+    from iclaw.train.config import DistillConfig, GRPOConfig
+    from iclaw.train.recipe import RecipeConfig, grpo_config
 
-    r, params = RecipeConfig(), inspect.signature(grpo_cmd).parameters
-
-    def default(name):
-        d = params[name].default
-        return getattr(d, "default", d)  # a typer.Option, or the plain default of a shared option
-
-    pairs = {"model": r.name, "beta": r.beta, "group_size": r.group_size, "tasks_per_step": r.tasks_per_step,
-             "lr": r.grpo_lr, "max_turns": r.max_turns, "sft_coef": r.sft_coef, "seed": r.seed}  # fmt: skip
-    assert {k: default(k) for k in pairs} == pairs
+    for cmd, config in ((grpo_cmd, GRPOConfig()), (distill, DistillConfig())):
+        params = inspect.signature(cmd).parameters
+        named = [n for n in params if hasattr(config, n) and (n, cmd) != ("out", distill)]  # STUDENT-distill
+        assert len(named) >= 10, named
+        for n in named:
+            d = params[n].default
+            d = getattr(d, "default", d)  # a typer.Option, or the plain default of a shared option
+            assert d in (getattr(config, n), ...), n  # ...: required (distill's --teacher, --student)
+    recipe = grpo_config(RecipeConfig())
+    assert {k: v for k, v in vars(recipe).items() if k not in ("model", "out", "steps", "minutes")} == {
+        k: v for k, v in vars(GRPOConfig()).items() if k not in ("model", "out", "steps", "minutes")
+    }

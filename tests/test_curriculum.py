@@ -113,6 +113,7 @@ def test_grpo_curriculum_is_published_and_resumed(tmp_path, monkeypatch):
         max_turns=1,
         amp=False,
         curriculum=True,
+        sft_coef=0.0,
     )
     train_grpo(cfg, tasks, **kw)
     state = load_trainer_state(registry.resolve("cur"))["curriculum"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from iclaw.commands.options import Db, Seed, Unsafe
+from iclaw.train.config import GRPOConfig  # torch-free: the GRPO flags default to its fields
 
 ablate_app = typer.Typer(help="Controlled comparisons from the same start and seeds.", no_args_is_help=True)
 
@@ -38,10 +39,12 @@ def demo_cmd(
     control: bool = typer.Option(True, "--control/--no-control", help="Run the equal-time SFT control."),
     train_per_family: int = typer.Option(100, "--train-per-family"),
     heldout_per_family: int = typer.Option(30, "--heldout-per-family"),
-    max_turns: int = typer.Option(3, "--max-turns"),
-    beta: float = typer.Option(0.04, "--beta"),
+    max_turns: int = typer.Option(GRPOConfig.max_turns, "--max-turns"),
+    beta: float = typer.Option(GRPOConfig.beta, "--beta"),
     sft_coef: float = typer.Option(
-        1.0, "--sft-coef", help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations."
+        GRPOConfig.sft_coef,
+        "--sft-coef",
+        help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations.",
     ),
     curriculum: bool = typer.Option(
         False,
@@ -65,16 +68,13 @@ def demo_cmd(
         sft_minutes=sft_minutes,
         grpo_minutes=grpo_minutes,
         control=control,
-        max_turns=max_turns,
         train_per_family=train_per_family,
         heldout_per_family=heldout_per_family,
-        beta=beta,
-        sft_coef=sft_coef,
-        curriculum=curriculum,
         seed=seed,
         **({"families": tuple(family)} if family else {}),
         out_dir=str(out),
     )
+    cfg.grpo.update(max_turns=max_turns, beta=beta, sft_coef=sft_coef, curriculum=curriculum)
     interrupted(run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox))  # exit 130 after a Ctrl-C
 
 
@@ -107,20 +107,17 @@ def ablate_beta(
         values = [float(b) for b in betas.split(",") if b.strip()]
     except ValueError as e:
         raise IclawError(f"--betas: {betas!r} is not a comma-separated list of numbers") from e
+    grpo = dict(lr=lr, group_size=group_size, tasks_per_step=tasks_per_step, max_turns=max_turns)
+    grpo.update(filter_zero_variance=filter_zero_variance, sft_coef=sft_coef, max_new_tokens=48)
     run_ablate_beta(
         values,
         model=model,
         tasks_file=tasks,
         heldout_file=heldout,
         steps=steps,
-        lr=lr,
-        group_size=group_size,
-        tasks_per_step=tasks_per_step,
-        max_turns=max_turns,
         seed=seed,
         out=out,
         db=db,
         allow_unsafe=unsafe_no_sandbox,
-        filter_zero_variance=filter_zero_variance,
-        sft_coef=sft_coef,
+        grpo=grpo,
     )

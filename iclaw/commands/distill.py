@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from iclaw.commands.options import Db, Device, Seed, Unsafe
+from iclaw.train.config import DistillConfig  # torch-free: the flags default to its fields
 
 
 def register(app: typer.Typer) -> None:
@@ -28,27 +29,37 @@ def distill(
         None, "--tasks", help="JSONL task file (generated, mined or hand-written)."
     ),
     from_db: bool = typer.Option(False, "--from-db", help="Also mine tasks from the trajectory store."),
-    steps: int = typer.Option(50, "--steps"),
+    steps: int = typer.Option(DistillConfig.steps, "--steps"),
     reward_weight: float = typer.Option(
-        0.0, "--reward-weight", help="W: add W x the verifier's GRPO advantage (0 = pure distillation)."
+        DistillConfig.reward_weight,
+        "--reward-weight",
+        help="W: add W x the verifier's GRPO advantage (0 = pure distillation).",
     ),
     kl: str = typer.Option(
-        "sampled",
+        DistillConfig.kl,
         "--kl",
         help="sampled (log p_s - log p_t at the drawn token; the teacher needs a row for every student token id) "
         "| full (whole-vocabulary KL; teacher and student need the same vocabulary).",
     ),
-    group_size: int = typer.Option(4, "--group-size", help="Student episodes per task (G)."),
-    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
-    lr: float = typer.Option(1e-4, "--lr"),
-    temperature: float = typer.Option(1.0, "--temperature", help="Student sampling temperature."),
-    max_turns: int = typer.Option(2, "--max-turns"),
-    max_new_tokens: int = typer.Option(48, "--max-new-tokens", help="Per policy turn."),
-    ppo_epochs: int = typer.Option(1, "--ppo-epochs"),
-    save_every: int = typer.Option(10, "--save-every"),
-    minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
+    group_size: int = typer.Option(
+        DistillConfig.group_size, "--group-size", help="Student episodes per task (G)."
+    ),
+    tasks_per_step: int = typer.Option(DistillConfig.tasks_per_step, "--tasks-per-step"),
+    lr: float = typer.Option(DistillConfig.lr, "--lr"),
+    temperature: float = typer.Option(
+        DistillConfig.temperature, "--temperature", help="Student sampling temperature."
+    ),
+    max_turns: int = typer.Option(DistillConfig.max_turns, "--max-turns"),
+    max_new_tokens: int = typer.Option(
+        DistillConfig.max_new_tokens, "--max-new-tokens", help="Per policy turn."
+    ),
+    ppo_epochs: int = typer.Option(DistillConfig.ppo_epochs, "--ppo-epochs"),
+    save_every: int = typer.Option(DistillConfig.save_every, "--save-every"),
+    minutes: float | None = typer.Option(
+        DistillConfig.minutes, "--minutes", help="Optional wall-clock budget."
+    ),
     max_tokens: int | None = typer.Option(
-        None,
+        DistillConfig.max_tokens,
         "--max-tokens",
         help="Stop once this many policy tokens have been sampled (compare runs at equal tokens).",
     ),
@@ -56,15 +67,17 @@ def distill(
     seed: Seed = 0,
     device: Device = None,
     teacher_device: str | None = typer.Option(
-        None, "--teacher-device", help="Teacher device (default: the student's)."
+        DistillConfig.teacher_device, "--teacher-device", help="Teacher device (default: the student's)."
     ),
     teacher_dtype: str = typer.Option(
-        "auto", "--teacher-dtype", help="auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16."
+        DistillConfig.teacher_dtype,
+        "--teacher-dtype",
+        help="auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16.",
     ),
     db: Db = None,
     unsafe_no_sandbox: Unsafe = False,
 ) -> None:
-    from iclaw.train.distill import DistillConfig, run_distill
+    from iclaw.train.distill import run_distill
 
     cfg = DistillConfig(
         teacher=teacher,

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from iclaw.commands.options import Db, Device, Seed, Unsafe
+from iclaw.train.config import GRPOConfig  # torch-free: `train grpo`'s flags default to its fields
 
 train_app = typer.Typer(
     help="Train the policy: SFT warm-up on demonstrations, GRPO on verified rewards.", no_args_is_help=True
@@ -127,29 +128,29 @@ def sft_cmd(
 )
 def grpo_cmd(
     model: str = typer.Option(
-        "iclaw-small",
+        GRPOConfig.model,
         "--model",
         help="Starting policy (registry name or path); also the KL reference. Default: the shipped policy.",
     ),
-    out: str = typer.Option("grpo", "--out", help="Registry name to publish checkpoints under."),
+    out: str = typer.Option(GRPOConfig.out, "--out", help="Registry name to publish checkpoints under."),
     tasks: Path | None = typer.Option(
         None, "--tasks", help="JSONL task file (generated, mined or hand-written)."
     ),
     from_db: bool = typer.Option(False, "--from-db", help="Also mine tasks from the trajectory store."),
-    beta: float = typer.Option(0.04, "--beta", help="KL coefficient (0 = no reference model)."),
-    group_size: int = typer.Option(8, "--group-size", help="Episodes per task (G)."),
-    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
-    steps: int = typer.Option(50, "--steps"),
-    minutes: float | None = typer.Option(None, "--minutes", help="Optional wall-clock budget."),
-    lr: float = typer.Option(1e-4, "--lr"),
-    max_turns: int = typer.Option(3, "--max-turns", help="Tool calls per episode."),
+    beta: float = typer.Option(GRPOConfig.beta, "--beta", help="KL coefficient."),
+    group_size: int = typer.Option(GRPOConfig.group_size, "--group-size", help="Episodes per task (G)."),
+    tasks_per_step: int = typer.Option(GRPOConfig.tasks_per_step, "--tasks-per-step"),
+    steps: int = typer.Option(GRPOConfig.steps, "--steps"),
+    minutes: float | None = typer.Option(GRPOConfig.minutes, "--minutes", help="Optional wall-clock budget."),
+    lr: float = typer.Option(GRPOConfig.lr, "--lr"),
+    max_turns: int = typer.Option(GRPOConfig.max_turns, "--max-turns", help="Tool calls per episode."),
     sft_coef: float = typer.Option(
-        1.0,
+        GRPOConfig.sft_coef,
         "--sft-coef",
         help="PPO-ptx: add this x the NLL of a batch of the pool's reference fixes to every update (0 = off).",
     ),
     max_flagged: float | None = typer.Option(
-        None,
+        GRPOConfig.max_flagged,
         "--max-flagged",
         help="Stop (keeping the last good checkpoint) if the reward-hacking monitor flags more than this "
         "fraction of a step's episodes (0..1; `iclaw replay --flagged any` lists them).",
@@ -180,16 +181,14 @@ def grpo_cmd(
         stop_on_ctrl_c,
         task_pool,
     )
-    from iclaw.train.grpo import GRPOConfig, check_config, train_grpo
-    from iclaw.train.recipe import GRPO_RECIPE
+    from iclaw.train.grpo import check_config, train_grpo
     from iclaw.train.sft import ptx_demos
 
-    cfg = GRPOConfig(
-        model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr,
-        beta=beta, max_turns=max_turns, sft_coef=sft_coef, max_flagged=max_flagged, seed=seed, minutes=minutes,
-        **GRPO_RECIPE,  # the rest of the recipe that trained iclaw-small (iclaw/train/recipe.py); --set changes it
-    )  # fmt: skip
-    cfg = apply_overrides(cfg, overrides)
+    flags = dict(
+        model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr
+    )
+    flags.update(beta=beta, max_turns=max_turns, sft_coef=sft_coef, max_flagged=max_flagged, seed=seed)
+    cfg = apply_overrides(GRPOConfig(**flags, minutes=minutes), overrides)
     registry.check_name(cfg.out)
     check_config(cfg)
     if resume:  # a run that cannot be resumed fails here, before anything is written

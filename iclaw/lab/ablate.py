@@ -18,12 +18,21 @@ from iclaw.train.common import (
 
 
 def run_ablate_beta(
-    betas: list[float], *, model: str, tasks_file: Path, heldout_file: Path, steps: int, lr: float,
-    group_size: int, tasks_per_step: int, max_turns: int, seed: int, out: Path, db: Path | None,
-    allow_unsafe: bool, filter_zero_variance: bool = False, sft_coef: float = 0.0,
-) -> list[dict]:  # fmt: skip
+    betas: list[float],
+    *,
+    model: str,
+    tasks_file: Path,
+    heldout_file: Path,
+    steps: int,
+    seed: int,
+    out: Path,
+    db: Path | None,
+    allow_unsafe: bool,
+    grpo: dict | None = None,
+) -> list[dict]:
     """One GRPO run per β (published as ablate-beta-B), each evaluated greedily on the held-out tasks; returns
-    the rows of the table. A first Ctrl-C stops after the running β (published, no row)."""
+    the rows of the table. Each run is GRPOConfig's (train/config.py) with `grpo`'s fields changed. A first
+    Ctrl-C stops after the running β (published, no row)."""
     from iclaw.agent.episode import EpisodeConfig
     from iclaw.agent.evaluate import evaluate
     from iclaw.agent.policy import Policy
@@ -37,22 +46,19 @@ def run_ablate_beta(
     sandbox = safe_sandbox(allow_unsafe)
     tasks, heldout = load_task_file(tasks_file, sandbox), load_task_file(heldout_file, sandbox)
     verifier = Verifier(sandbox)
-    demos = ptx_demos(sft_coef, tasks, sandbox, start, seed)
+    # the ablation records how far each β drifts: it must not stop on the KL guard
+    run = dict(model=model, steps=steps, seed=seed, save_every=steps, **(grpo or {}), kl_max=float("inf"))
+    demos = ptx_demos(GRPOConfig(**run).sft_coef, tasks, sandbox, start, seed)
     rows, stopped = [], False
     with Store(db) as store, stop_on_ctrl_c():
         for beta in betas:
             name = f"ablate-beta-{beta:g}".replace(".", "p")
-            cfg = GRPOConfig(
-                model=model, out=name, steps=steps, lr=lr, beta=beta, group_size=group_size,
-                tasks_per_step=tasks_per_step, max_turns=max_turns, seed=seed, save_every=steps,
-                kl_max=float("inf"),  # the ablation records how far each β drifts; it must not stop on it
-                filter_zero_variance=filter_zero_variance, sft_coef=sft_coef,
-            )  # fmt: skip
+            cfg = GRPOConfig(**run, out=name, beta=beta)
             s = train_grpo(cfg, tasks, sandbox=sandbox, verifier=verifier, store=store, demos=demos)
             if stopped := stop_requested():  # a first Ctrl-C: this β stopped early (and published); no row
                 break
             pol = Policy.load(name)
-            ep = EpisodeConfig(max_turns=max_turns, temperature=0.0)
+            ep = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
             rep = evaluate(pol, heldout, sandbox=sandbox, verifier=verifier, cfg=ep, store=store)
             hist = s["history"]
             rows.append(

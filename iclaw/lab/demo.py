@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 import time
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,10 +33,10 @@ import torch
 
 from iclaw.files import write_json
 from iclaw.train.common import INTERRUPTED, TIME_UP, console, report_table, stop_on_ctrl_c, stop_requested
+from iclaw.train.config import GRPOConfig
 
 if TYPE_CHECKING:
     from iclaw.model.gpt import GPT
-    from iclaw.train.grpo import GRPOConfig
     from iclaw.train.sft import SFTConfig
 
 DEMO_FAMILIES = (
@@ -62,29 +62,13 @@ class DemoConfig:
     sft_minutes: float = 9.0
     grpo_minutes: float = 6.0
     control: bool = True  # equal-time SFT control
-    max_turns: int = 3  # look, fix, and one more try: `ls` first no longer costs the only retry
-    group_size: int = 8
-    tasks_per_step: int = 8
-    # 1e-4, not 4e-4: from the same three warm-ups (seeds 0-2), 26 steps at 1e-4 gave the hard families +6.7,
-    # +6.7, +8.3 and overall +1.4, -1.4, +0.0; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (docs/LOG.md)
-    grpo_lr: float = 1e-4
-    beta: float = 0.04
-    filter_zero_variance: bool = (
-        True  # groups whose rewards are all equal carry no advantage: skip their update
-    )
-    # off: drawing GRPO's tasks by how often their family's groups had reward variance (onpolicy.FamilyCurriculum)
-    # trained on more rows a step (24.9 and 33.5 instead of 22.5 and 25.8) but did not score better: full demos
-    # 41.2 (seed 0) and 33.8 (seed 4) against 41.7 and 38.4 without it (docs/LOG.md)
-    curriculum: bool = False
-    kl_max: float = 1.0  # the guard reads a 5-step mean (grpo.py recent_kl): one step's KL is noisy
-    temperature: float = 1.0
-    # PPO-ptx: each GRPO update also imitates a batch of the warm-up's demonstrations (train/grpo.py). Without
-    # it GRPO's "ls first, then a suffixed name" leaked into the single-turn families (run F: py-file-typo
-    # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6)
-    sft_coef: float = 1.0
     # GRPO's pool: single-turn tasks per multi-turn / outcome-only one (grpo_pool); on dev 1.0 and a PPO-ptx
     # coefficient of 2 both did worse at 90 steps (docs/LOG.md, 2026-12-04)
     grpo_single_share: float = 0.5
+    # The GRPO phase is GRPOConfig's (train/config.py: the settings that trained the shipped policy), from
+    # demo-sft, for the steps and minutes above, with these fields changed (`iclaw demo --beta, --sft-coef,
+    # --max-turns` set theirs here): turns of 48 tokens, enough for the 19 families' fixes
+    grpo: dict = field(default_factory=lambda: {"max_new_tokens": 48})
     sft_lr: float = 2e-3
     # Muon, not AdamW: on dev (190 tasks, seed 0) demo-sft 39.5 vs 32.1 %, +7.4 [+2.6, +12.6] paired, and GRPO
     # from it gained +16 on the hard families where from AdamW's it gained 0 (docs/LOG.md, 2026-12-04)
@@ -143,25 +127,8 @@ def sft_config(cfg: DemoConfig) -> SFTConfig:
 
 def grpo_config(cfg: DemoConfig, **where) -> GRPOConfig:
     """How GRPO trains (train/grpo.py), from the registered `demo-sft`; `where` overrides (out, save_every, ...)."""
-    from iclaw.train.grpo import GRPOConfig
-
-    g = GRPOConfig(
-        model="demo-sft",
-        steps=cfg.grpo_steps,
-        minutes=cfg.grpo_minutes,
-        group_size=cfg.group_size,
-        tasks_per_step=cfg.tasks_per_step,
-        lr=cfg.grpo_lr,
-        beta=cfg.beta,
-        max_turns=cfg.max_turns,
-        temperature=cfg.temperature,
-        kl_max=cfg.kl_max,
-        filter_zero_variance=cfg.filter_zero_variance,
-        curriculum=cfg.curriculum,
-        sft_coef=cfg.sft_coef,
-        seed=cfg.seed,
-    )
-    return replace(g, **where)
+    run = {"model": "demo-sft", "steps": cfg.grpo_steps, "minutes": cfg.grpo_minutes, "seed": cfg.seed}
+    return GRPOConfig(**{**run, **cfg.grpo, **where})
 
 
 def run_demo(cfg: DemoConfig, *, db: Path | None = None, allow_unsafe: bool = False) -> dict:
@@ -195,6 +162,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
     t_start = time.time()
+    g = grpo_config(cfg, out="demo", save_every=5)
     # an unknown family name is an error before anything is written
     fams = [f.name for f in resolve_families(list(cfg.families) if cfg.families else None)]
     out = Path(cfg.out_dir)
@@ -245,7 +213,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     def finish(sft: dict | None = None, grpo: dict | None = None, control: dict | None = None) -> dict:
         """Report what ran -- all of it, or what there was when a Ctrl-C stopped the demo -- and write it."""
         if reports:
-            title = f"held-out pass@1 (%) by family, greedy, max_turns {cfg.max_turns}"
+            title = f"held-out pass@1 (%) by family, greedy, max_turns {g.max_turns}"
             console.print(report_table(title, reports))
         base, after = reports.get("demo-sft"), reports.get("demo (GRPO)")
         summary = {
@@ -293,7 +261,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
         else:
             console.print(
                 f"GRPO: {summary['delta_overall_points']:+.1f} points overall, {summary['delta_hard_points']:+.1f} "
-                f"on multi-turn/outcome-only families; max KL {summary['grpo_max_kl']:.4f} (limit {cfg.kl_max}); "
+                f"on multi-turn/outcome-only families; max KL {summary['grpo_max_kl']:.4f} (limit {g.kl_max}); "
                 f"total {summary['seconds'] / 60:.1f} min. Summary: {out / 'summary.json'}"
             )
         return summary
@@ -321,7 +289,7 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
     if stop_requested():
         return finish(sft=sft_res)
 
-    ep_eval = EpisodeConfig(max_turns=cfg.max_turns, temperature=0.0)
+    ep_eval = EpisodeConfig(max_turns=g.max_turns, temperature=0.0)
 
     def held_out(name: str):
         pol = Policy.load(name, device=dev)
@@ -342,7 +310,6 @@ def _run_demo(cfg: DemoConfig, *, db: Path | None, allow_unsafe: bool, graceful:
         return finish(sft=sft_res)
 
     # 3. GRPO with the KL term ----------------------------------------------------------------------------
-    g = grpo_config(cfg, out="demo", save_every=5)
     pool = grpo_pool(train, hard, cfg.seed, cfg.grpo_single_share)
     grpo = train_grpo(
         g,

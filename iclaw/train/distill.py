@@ -20,13 +20,13 @@ The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import torch
 
 from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.common import interrupted, stop_on_ctrl_c
+from iclaw.train.config import DistillConfig
 from iclaw.train.distill_loss import chunked_logprobs, distill_update
 from iclaw.train.distill_teacher import check_pair, load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
@@ -34,37 +34,6 @@ from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.rollout import collate_episodes, rollout_stats
 
 KL_MODES = ("sampled", "full")
-
-
-@dataclass
-class DistillConfig:
-    teacher: str = "760m"  # registry name or path of the teacher (frozen)
-    student: str = "124m"  # registry name or path of the starting student
-    out: str = "distill"  # registry name checkpoints are published under
-    steps: int = 50
-    kl: str = "sampled"  # sampled | full
-    reward_weight: float = 0.0  # W: weight of the verifier's GRPO advantage added to the distillation term
-    group_size: int = 4  # G student episodes per task (>= 2 only needed when reward_weight != 0)
-    tasks_per_step: int = 8  # global, across all ranks
-    lr: float = 1e-4
-    eps: float = 0.2  # clip range of the ratio (sampled mode, and the reward term)
-    eps_high: float | None = None
-    scale_rewards: str = "group"
-    ppo_epochs: int = 1
-    micro_batch: int = 16  # rows per forward/backward; full mode holds two (tokens x vocab) float32 tensors
-    grad_clip: float = 1.0
-    weight_decay: float = 0.0
-    temperature: float = 1.0
-    top_k: int | None = None
-    max_turns: int = 2
-    max_new_tokens: int = 48
-    save_every: int = 10
-    seed: int = 0
-    amp: bool = True
-    teacher_device: str | None = None  # None = the student's device
-    teacher_dtype: str = "auto"  # auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16
-    minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
-    max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
 
 
 # ------------------------------------------------------------------------------------------------- loop

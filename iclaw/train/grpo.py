@@ -1,5 +1,6 @@
-"""GRPO in one file, top to bottom: config, advantages, the loss, one update, the loop. Read it against the
-formula (DeepSeekMath, with DAPO / Dr. GRPO options):
+"""GRPO in one file, top to bottom: advantages, the loss, one update, the loop; its config, GRPOConfig, whose
+defaults are the recipe that trained the shipped policy, is in train/config.py with every other default. Read
+it against the formula (DeepSeekMath, with DAPO / Dr. GRPO options):
 
     A_i    = (r_i - mean(r_group)) / (std(r_group) + 1e-4)                      group-relative advantage
     ratio  = exp(logp_new - logp_old)                                           per token
@@ -32,7 +33,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from contextlib import nullcontext
-from dataclasses import dataclass
 
 import torch
 
@@ -41,52 +41,11 @@ from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.gpt import autocast
 from iclaw.train.common import all_reduce_sum, average_gradients, live_progress, setup_distributed
+from iclaw.train.config import GRPOConfig
 from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.optim import make_optimizer
 from iclaw.train.rollout import Batch, collate, collate_episodes, logprobs_and_entropy, rollout_stats
 from iclaw.train.sft import check_ptx, demonstration_format, sft_loss
-
-
-@dataclass
-class GRPOConfig:
-    model: str = "demo-sft"  # registry name or path of the starting policy (also the KL reference)
-    out: str = "grpo"  # registry name checkpoints are published under
-    steps: int = 50
-    group_size: int = 8  # G episodes per task
-    tasks_per_step: int = 8  # global, across all ranks
-    lr: float = 1e-4
-    beta: float = 0.04  # KL coefficient
-    eps: float = 0.2
-    eps_high: float | None = None
-    kl_estimator: str = "k3"
-    loss_agg: str = "token-mean"
-    scale_rewards: str = "group"
-    filter_zero_variance: bool = False
-    curriculum: bool = (
-        False  # draw tasks by how often their family's groups had reward variance (onpolicy.py)
-    )
-    ppo_epochs: int = 1
-    micro_batch: int = 32  # rows per forward/backward (memory); the update is over the whole batch
-    grad_clip: float = 1.0
-    weight_decay: float = 0.0
-    temperature: float = 1.0
-    top_k: int | None = None
-    max_turns: int = 2
-    max_new_tokens: int = 48
-    save_every: int = 10
-    kl_max: float = 0.5  # stop (keeping the last good checkpoint) if the recent KL exceeds this (recent_kl)
-    max_flagged: float | None = None  # ... or if the monitor flags more than this fraction of a step
-    measure_kl: bool = True  # load the reference even at beta 0, so KL is still measured (the β ablation)
-    seed: int = 0
-    amp: bool = True
-    minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
-    max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
-    # PPO-ptx (InstructGPT, Ouyang et al. 2022): every update also takes sft_coef x the NLL of sft_batch
-    # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do;
-    # under torchrun each rank draws its own sft_batch and the term's gradient is averaged over ranks
-    sft_coef: float = 0.0
-    sft_batch: int = 16
-
 
 # ------------------------------------------------------------------------------------------ advantages
 

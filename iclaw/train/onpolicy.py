@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -40,27 +40,11 @@ from iclaw.train.common import (
     set_rng_state,
     stop_requested,
 )
+from iclaw.train.config import OnPolicyConfig
 from iclaw.train.rollout import rollout
 
 TOKENS_UP = "token budget reached"  # the summary's `stopped` when --max-tokens policy tokens were sampled
 BUDGETS = (TIME_UP, TOKENS_UP, INTERRUPTED)  # the stops after which the trainer publishes where it is
-
-
-class OnPolicyConfig(Protocol):
-    """The fields of GRPOConfig and DistillConfig that the shared bookkeeping reads."""
-
-    out: str
-    steps: int
-    group_size: int
-    tasks_per_step: int
-    save_every: int
-    seed: int
-    minutes: float | None
-    max_tokens: int | None
-    max_turns: int
-    max_new_tokens: int
-    temperature: float
-    top_k: int | None
 
 
 def sample_tasks(pool: list, n: int, step: int, seed: int, weights: list[float] | None = None) -> list:

@@ -22,7 +22,7 @@ import random
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -30,10 +30,7 @@ import torch
 from iclaw.errors import IclawError
 from iclaw.files import write_json
 from iclaw.train.common import console, report_table, stop_on_ctrl_c, stop_requested
-
-MAX_NEW_TOKENS = 160  # per turn: a fixed Python program is a few lines, longer than any shell fix
-# the recipe's GRPO settings that are not RecipeConfig fields; `iclaw train grpo` starts from the same ones
-GRPO_RECIPE = dict(max_new_tokens=MAX_NEW_TOKENS, kl_max=1.0, filter_zero_variance=True)
+from iclaw.train.config import GRPOConfig
 
 
 @dataclass
@@ -56,18 +53,21 @@ class RecipeConfig:
     batch_size: int = 16
     look_first: float = 0.15  # single-turn demonstrations also shown as "ls, then the fix"
     retry: float = 0.25  # ... and as "a failed attempt, then the fix"
+    # GRPO: GRPOConfig's defaults (train/config.py, the settings that trained the shipped policy) for these
+    # steps, with `grpo`'s fields changed (none: tests make it smaller)
     grpo_steps: int = 20
     grpo_minutes: float = 8.0
-    grpo_lr: float = 1e-4
-    beta: float = 0.04
-    group_size: int = 8
-    tasks_per_step: int = 8
-    sft_coef: float = 1.0
-    max_turns: int = 3
+    grpo: dict = field(default_factory=dict)
     seed: int = 0
     out_dir: str = "runs/recipe"
     outside: str = "benchmarks/outside.jsonl"
     families: tuple[str, ...] | None = None  # None: every family (tests use a few)
+
+
+def grpo_config(cfg: RecipeConfig) -> GRPOConfig:
+    """The recipe's GRPO: the defaults, from its SFT policy, under its name, for its steps."""
+    run = {"model": f"{cfg.name}-sft", "out": cfg.name, "steps": cfg.grpo_steps, "minutes": cfg.grpo_minutes}
+    return GRPOConfig(**run, seed=cfg.seed, **cfg.grpo)
 
 
 def recipe_demos(train: list, sandbox, cfg: RecipeConfig) -> list:
@@ -125,7 +125,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.tasks import Verifier, fill_errors, generate, load_tasks, save_tasks
     from iclaw.tasks.novel import novel_tasks
     from iclaw.train.common import MetricsLog, live_progress, new_run_id, safe_sandbox
-    from iclaw.train.grpo import GRPOConfig, train_grpo
+    from iclaw.train.grpo import train_grpo
     from iclaw.train.sft import SFTConfig, train_sft
 
     t0 = time.time()
@@ -147,6 +147,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     verifier = Verifier(sandbox)
     dev = default_device()
     sft_name = f"{cfg.name}-sft"
+    g = grpo_config(cfg)
     console.print(f"[bold]iclaw train recipe[/] {cfg.name}  device {dev}  sandbox {sandbox.level}  out {out}")
 
     # 1. tasks ----------------------------------------------------------------------------------------
@@ -215,21 +216,6 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
 
         # 3. GRPO with the KL term on every family --------------------------------------------------------
         if "grpo" not in state:
-            g = GRPOConfig(
-                model=sft_name,
-                out=cfg.name,
-                steps=cfg.grpo_steps,
-                minutes=cfg.grpo_minutes,
-                group_size=cfg.group_size,
-                tasks_per_step=cfg.tasks_per_step,
-                lr=cfg.grpo_lr,
-                beta=cfg.beta,
-                max_turns=cfg.max_turns,
-                save_every=10,
-                sft_coef=cfg.sft_coef,
-                **GRPO_RECIPE,
-                seed=cfg.seed,
-            )
             resume = registry.latest_id(cfg.name) is not None and state.get("grpo_started", False)
             state["grpo_started"] = True
             save_state()
@@ -251,7 +237,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
             save_state()
 
     # 4. held-out and outside-set evaluation, greedy ------------------------------------------------------
-    ep = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=MAX_NEW_TOKENS, temperature=0.0)
+    ep = EpisodeConfig(max_turns=g.max_turns, max_new_tokens=g.max_new_tokens, temperature=0.0)
     reports = {}
     for name in (sft_name, cfg.name):
         pol = Policy.load(name, device=dev)
@@ -280,6 +266,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
         save_state()
     summary = {
         "config": asdict(cfg),
+        "grpo_config": asdict(g),
         "grpo_gain": gain,
         "commit": _git_commit(),
         "seconds": state["seconds"],
@@ -351,6 +338,9 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
     from iclaw.model.registry import SHA_FILE
 
     c = s["config"]
+    gc = s.get(
+        "grpo_config", c
+    )  # the GRPO settings (in `config` itself before they were GRPOConfig's defaults)
     _curves(out, s["sft"]["run_id"], s["grpo"]["run_id"], ckpt / "curves.png")
     sha = sha256_of(ckpt / "model.safetensors")
     (ckpt / SHA_FILE).write_text(f"{sha}  model.safetensors\n")
@@ -369,12 +359,12 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
         f"{info['vocab_size']} vocabulary rows, block {info['block_size']}",
         f"- data: {s['train_tasks']} generated train tasks ({c['train_per_family']} per family{_more(c)}), {s['demonstrations']} "
         f"demonstrations{_novel(s, c)}; SFT ({c.get('sft_optimizer', 'adamw')}, spelling {c.get('sft_spell', 0.0)}) {s['sft']['steps']} steps{_why(s['sft'])}, then GRPO {s['grpo']['steps']} steps{_why(s['grpo'])} "
-        f"(beta {c['beta']}, group {c['group_size']} x {c['tasks_per_step']} tasks, ptx {c['sft_coef']})",
+        f"(beta {gc['beta']}, group {gc['group_size']} x {gc['tasks_per_step']} tasks, ptx {gc['sft_coef']})",
         f"- sha256 of model.safetensors: `{sha}`",
         "",
         "![training curves](curves.png)",
         "",
-        f"## Held-out pass@1 (greedy{_copying(s)}, up to {c['max_turns']} turns, {fin_h['tasks']} generated "
+        f"## Held-out pass@1 (greedy{_copying(s)}, up to {gc['max_turns']} turns, {fin_h['tasks']} generated "
         "held-out tasks)",
         "",
         f"overall: **{100 * fin_h['pass_at_1']:.1f} %** (after SFT alone: {100 * sft_h['pass_at_1']:.1f} %; GRPO "
