@@ -76,6 +76,13 @@ def test_hints_from_real_failures(folder):
     assert H.Hint("history", "mkae test", ("make test",)) in hist
     assert H.substitute("bash", "gti status", H.Hint("command", "gti", ("git",))) == ["git status"]
     assert H.substitute("bash", "cat gti", H.Hint("command", "cat", ("tac",))) == ["tac gti"]
+    (folder / "README.md").write_text("hello\n")  # a name that differs only in case comes first
+    assert hints_of("bash", "cat readme.md", folder) == [H.Hint("path", "readme.md", ("README.md",))]
+    (folder / "build.sh").write_text('#!/bin/bash\necho "hi $1"\n')  # scripts run as commands, no x bit
+    (build,) = hints_of("bash", "./build.sh ann", folder)
+    assert build == H.Hint("command", "./build.sh", ("bash build.sh",))
+    assert H.substitute("bash", "./build.sh ann", build) == ["bash build.sh ann"]
+    assert hints_of("bash", "src/app.py", folder)[0] == H.Hint("command", "src/app.py", ("python3 src/app.py",))
     ok = Sandbox(workspace=True).run("bash", "cat notes.txt", folder)
     assert H.find_hints("bash", "cat notes.txt", ok.stdout, ok.stderr, ok.exit_code, folder) == []
 

@@ -4,9 +4,11 @@ One function, `find_hints`, reads a failed run (the command, what it printed, it
 returns a few `Hint`s, each a word that failed and the nearest things that exist:
 
   command   exit 127, `gti: command not found`      -> the nearest executables on the sandbox's PATH and bash
-            builtins (zsh's CORRECT)
+            builtins (zsh's CORRECT); a script in the folder run as a command (`./build.sh: Permission
+            denied`, `report.py: command not found`) -> it through its interpreter (`bash build.sh`)
   path      `No such file or directory`, `cannot access`, ... -> for each path in the command (or quoted in
-            the error) that does not exist, the nearest names in its folder (bash's cdspell)
+            the error) that does not exist, the nearest names in its folder (bash's cdspell), a name that
+            differs only in case first
   git       git's own "The most similar command is" lines
   python    Python's own "Did you mean: 'x'?"; `No module named 'x'` -> the nearest standard-library module
   option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`;
@@ -97,7 +99,8 @@ def nearest(word: str, names, limit: int = RIGHTS) -> tuple[str, ...]:
     for n in set(names):
         if n == word:
             continue
-        d = distance(word, n, cap)
+        # a name that differs only in case (`readme.md` for README.md) is the nearest of all: zero edits away
+        d = 0 if n.lower() == word.lower() else distance(word, n, cap)
         if d > cap and len(stem) >= 3 and n.split(".")[0] == stem:
             d = cap  # same stem, another extension: as far as a typo can be
         if d <= cap:
@@ -196,6 +199,8 @@ def find_hints(
         add("git", m.group(1), tuple(s.strip() for s in m.group(2).split("\n") if s.strip())[:RIGHTS])
     for m in PY_MEAN.finditer(text):
         add("python", m.group(1), (m.group(2),))
+    for m in NOT_RUN.finditer(text):  # a script run as a command, before its name is taken for a typo
+        add("command", m.group(1), run_with(m.group(1), cwd))
     if exit_code == 127 or "command not found" in text:
         for m in NOT_FOUND.finditer(text):
             add("command", m.group(1), nearest(m.group(1), executables()))
@@ -254,6 +259,29 @@ def line_edits(code: str, text: str) -> list[tuple[int, str]]:
         quote = next((c for c in body if c in "'\""), "")
         return [(n, body + quote)] if quote else []
     return []
+
+
+NOT_RUN = re.compile(r"^(?:\S+: )*(?:line \d+: )?(\S+): (?:Permission denied|command not found)$", re.M)
+
+
+def run_with(word: str, cwd: Path) -> tuple[str, ...]:
+    """A script in the folder that was run as a command (`./build.sh`: no executable bit; `report.py`: not on
+    PATH) -> the same script through the interpreter its extension or `#!` line names (thefuck's chmod_x and
+    python_command): `./build.sh -> bash build.sh`."""
+    p = cwd / word
+    if ".." in Path(word).parts or not p.is_file():
+        return ()
+    try:
+        with p.open("rb") as f:
+            first = f.readline(128)
+    except OSError:
+        return ()
+    name = word.removeprefix("./")
+    if word.endswith(".py") or (first.startswith(b"#!") and b"python" in first):
+        return (f"python3 {name}",)
+    if word.endswith(".sh") or (first.startswith(b"#!") and first.rstrip().endswith((b"sh", b"bash"))):
+        return (f"bash {name}",)
+    return ()
 
 
 def make_targets(cwd: Path) -> list[str]:
