@@ -1,6 +1,7 @@
 """The command line's shape: `iclaw --version`, command modules named after their commands, the shared options
 (--db, --device, --seed, --unsafe-no-sandbox) with one help text each, and `train grpo`'s defaults = the recipe."""
 
+import dataclasses
 import inspect
 import subprocess
 import sys
@@ -74,3 +75,31 @@ def test_train_grpo_and_distill_flags_default_to_their_config():
     assert {k: v for k, v in vars(recipe).items() if k not in ("model", "out", "steps", "minutes")} == {
         k: v for k, v in vars(GRPOConfig()).items() if k not in ("model", "out", "steps", "minutes")
     }
+
+
+def test_every_removed_option_is_one_clear_error_naming_what_replaced_it():
+    """Options no run kept are gone (iclaw/train/grpo.py, "Left out"): `--set FIELD=...` or the flag that set
+    one is an error saying what replaced it, before anything is loaded, never a silent change of meaning."""
+    from iclaw.errors import IclawError
+    from iclaw.train.config import REMOVED, GRPOConfig
+
+    assert not set(REMOVED) & {f.name for f in dataclasses.fields(GRPOConfig)}
+    cases = [
+        (["train", "grpo", "--set", "curriculum=true"], "--set curriculum=true: removed: it did not hold up"),
+        (["train", "grpo", "--set", "loss_agg=seq-mean"], "--set loss_agg=seq-mean: removed: the loss is token-mean"),
+        (["demo", "--curriculum"], "--curriculum: removed: it did not hold up in full demos"),
+        (["ablate", "beta", "--tasks", "t.jsonl", "--heldout", "h.jsonl", "--filter-zero-variance"],
+         "--filter-zero-variance: removed: groups whose rewards all agree are always skipped"),
+        (["distill", "--teacher", "a", "--student", "b", "--temperature", "0.7"],
+         "--temperature: removed: rollouts sample at temperature 1"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        r = CliRunner().invoke(app, argv)
+        assert isinstance(r.exception, IclawError) and message in str(r.exception), (argv, r.output)
+    from iclaw.train import grpo
+
+    left_out = grpo.__doc__.split("Left out, and why")[1]
+    for field in REMOVED:  # each is an error of its own, and a line of grpo.py's "Left out, and why"
+        r = CliRunner().invoke(app, ["train", "grpo", "--set", f"{field}=1"])
+        assert str(r.exception).startswith(f"--set {field}=1: removed: "), field
+        assert field in left_out, field

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from iclaw.commands.options import Db, Seed, Unsafe
+from iclaw.commands.options import Db, Seed, Unsafe, refuse_removed, removed_flag
 from iclaw.train.config import GRPOConfig  # torch-free: the GRPO flags default to its fields
 
 ablate_app = typer.Typer(help="Controlled comparisons from the same start and seeds.", no_args_is_help=True)
@@ -46,11 +46,7 @@ def demo_cmd(
         "--sft-coef",
         help="PPO-ptx weight: GRPO updates also imitate the warm-up's demonstrations.",
     ),
-    curriculum: bool = typer.Option(
-        False,
-        "--curriculum",
-        help="GRPO draws tasks more often from families whose groups have had reward variance.",
-    ),
+    curriculum: bool | None = removed_flag("--curriculum"),
     seed: Seed = 0,
     family: list[str] = typer.Option(
         None, "--family", "-f", help="Only these task families (repeatable; default: the demo's 19)."
@@ -62,6 +58,7 @@ def demo_cmd(
     from iclaw.lab.demo import DemoConfig, run_demo
     from iclaw.train.common import interrupted
 
+    refuse_removed(curriculum=curriculum)
     cfg = DemoConfig(
         sft_steps=sft_steps,
         grpo_steps=grpo_steps,
@@ -74,12 +71,14 @@ def demo_cmd(
         **({"families": tuple(family)} if family else {}),
         out_dir=str(out),
     )
-    cfg.grpo.update(max_turns=max_turns, beta=beta, sft_coef=sft_coef, curriculum=curriculum)
+    cfg.grpo.update(max_turns=max_turns, beta=beta, sft_coef=sft_coef)
     interrupted(run_demo(cfg, db=db, allow_unsafe=unsafe_no_sandbox))  # exit 130 after a Ctrl-C
 
 
 @ablate_app.command(
-    "beta", help="GRPO from the same start and seeds for each β; table + PNG of reward and KL."
+    "beta",
+    help="GRPO as the demo runs it (train/config.py's defaults, turns of 48 tokens) from the same start and "
+    "seeds for each β; table + PNG of reward and KL.",
 )
 def ablate_beta(
     betas: str = typer.Option("0,0.04", "--betas", help="Comma-separated β values."),
@@ -87,14 +86,14 @@ def ablate_beta(
     tasks: Path = typer.Option(..., "--tasks", help="Training tasks (JSONL)."),
     heldout: Path = typer.Option(..., "--heldout", help="Held-out tasks for the final pass@1 (JSONL)."),
     steps: int = typer.Option(20, "--steps"),
-    lr: float = typer.Option(1e-4, "--lr"),
-    group_size: int = typer.Option(8, "--group-size"),
-    tasks_per_step: int = typer.Option(8, "--tasks-per-step"),
-    max_turns: int = typer.Option(2, "--max-turns"),
-    filter_zero_variance: bool = typer.Option(
-        False, "--filter-zero-variance", help="Drop groups whose rewards are all equal (as the demo does)."
+    lr: float = typer.Option(GRPOConfig.lr, "--lr"),
+    group_size: int = typer.Option(GRPOConfig.group_size, "--group-size"),
+    tasks_per_step: int = typer.Option(GRPOConfig.tasks_per_step, "--tasks-per-step"),
+    max_turns: int = typer.Option(GRPOConfig.max_turns, "--max-turns"),
+    sft_coef: float = typer.Option(
+        GRPOConfig.sft_coef, "--sft-coef", help="PPO-ptx weight (as in `train grpo`)."
     ),
-    sft_coef: float = typer.Option(0.0, "--sft-coef", help="PPO-ptx weight (as in `train grpo`)."),
+    filter_zero_variance: bool | None = removed_flag("--filter-zero-variance"),
     seed: Seed = 0,
     out: Path = typer.Option(Path("ablate-beta.png"), "--out", help="PNG with reward and KL curves per β."),
     db: Db = None,
@@ -102,13 +101,15 @@ def ablate_beta(
 ) -> None:
     from iclaw.errors import IclawError
     from iclaw.lab.ablate import run_ablate_beta
+    from iclaw.lab.demo import DemoConfig
 
+    refuse_removed(filter_zero_variance=filter_zero_variance)
     try:
         values = [float(b) for b in betas.split(",") if b.strip()]
     except ValueError as e:
         raise IclawError(f"--betas: {betas!r} is not a comma-separated list of numbers") from e
-    grpo = dict(lr=lr, group_size=group_size, tasks_per_step=tasks_per_step, max_turns=max_turns)
-    grpo.update(filter_zero_variance=filter_zero_variance, sft_coef=sft_coef, max_new_tokens=48)
+    grpo = dict(DemoConfig().grpo, lr=lr, group_size=group_size, tasks_per_step=tasks_per_step)
+    grpo.update(max_turns=max_turns, sft_coef=sft_coef)
     run_ablate_beta(
         values,
         model=model,

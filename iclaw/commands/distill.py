@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from iclaw.commands.options import Db, Device, Seed, Unsafe
+from iclaw.commands.options import Db, Device, Seed, Unsafe, refuse_removed, removed_flag
 from iclaw.train.config import DistillConfig  # torch-free: the flags default to its fields
 
 
@@ -46,9 +46,7 @@ def distill(
     ),
     tasks_per_step: int = typer.Option(DistillConfig.tasks_per_step, "--tasks-per-step"),
     lr: float = typer.Option(DistillConfig.lr, "--lr"),
-    temperature: float = typer.Option(
-        DistillConfig.temperature, "--temperature", help="Student sampling temperature."
-    ),
+    temperature: str | None = removed_flag("--temperature"),
     max_turns: int = typer.Option(DistillConfig.max_turns, "--max-turns"),
     max_new_tokens: int = typer.Option(
         DistillConfig.max_new_tokens, "--max-new-tokens", help="Per policy turn."
@@ -79,6 +77,7 @@ def distill(
 ) -> None:
     from iclaw.train.distill import run_distill
 
+    refuse_removed(temperature=temperature)
     cfg = DistillConfig(
         teacher=teacher,
         student=student,
@@ -89,7 +88,6 @@ def distill(
         group_size=group_size,
         tasks_per_step=tasks_per_step,
         lr=lr,
-        temperature=temperature,
         max_turns=max_turns,
         max_new_tokens=max_new_tokens,
         ppo_epochs=ppo_epochs,

@@ -1,5 +1,6 @@
-"""The options several commands share, defined once (typer Annotated aliases: `db: Db = None`), and the one
-count parser. Each command keeps its own default; only typer and the stdlib here (`iclaw --help` stays fast)."""
+"""The options several commands share, defined once (typer Annotated aliases: `db: Db = None`), the flags
+that removed options left behind, and the one count parser. Each command keeps its own default; only typer
+and the stdlib here (`iclaw --help` stays fast)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,22 @@ Unsafe = Annotated[
     bool,
     typer.Option("--unsafe-no-sandbox", help="Run model-written commands without bubblewrap (dangerous)."),
 ]
+
+
+def removed_flag(flag: str) -> typer.Option:
+    """A flag an option no run kept left behind: hidden from --help; given, refuse_removed says what replaced it."""
+    return typer.Option(None, flag, hidden=True)
+
+
+def refuse_removed(**given) -> None:
+    """One clear error for a removed flag that was given (its value is not None): `curriculum=True` ->
+    '--curriculum: removed: ...' (the reasons: iclaw/train/config.py REMOVED)."""
+    from iclaw.train.config import REMOVED
+
+    for field, value in given.items():
+        if value is not None:
+            raise IclawError(f"--{field.replace('_', '-')}: {REMOVED[field]}")
+
 
 _SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from iclaw.commands.options import Db, Device, Seed, Unsafe
-from iclaw.train.config import GRPOConfig  # torch-free: `train grpo`'s flags default to its fields
+from iclaw.train.config import REMOVED, GRPOConfig  # torch-free: `train grpo`'s flags default to its fields
 
 train_app = typer.Typer(
     help="Train the policy: SFT warm-up on demonstrations, GRPO on verified rewards.", no_args_is_help=True
@@ -158,8 +158,8 @@ def grpo_cmd(
     overrides: list[str] = typer.Option(
         [],
         "--set",
-        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/grpo.py), e.g. --set ppo_epochs=2 "
-        "--set eps_high=0.28 --set max_tokens=200000; repeatable.",
+        help="FIELD=VALUE for any other GRPOConfig field (iclaw/train/config.py), e.g. --set ppo_epochs=2 "
+        "--set max_new_tokens=48 --set max_tokens=200000; repeatable.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
     seed: Seed = 0,
@@ -188,7 +188,7 @@ def grpo_cmd(
         model=model, out=out, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, lr=lr
     )
     flags.update(beta=beta, max_turns=max_turns, sft_coef=sft_coef, max_flagged=max_flagged, seed=seed)
-    cfg = apply_overrides(GRPOConfig(**flags, minutes=minutes), overrides)
+    cfg = apply_overrides(GRPOConfig(**flags, minutes=minutes), overrides, removed=REMOVED)
     registry.check_name(cfg.out)
     check_config(cfg)
     if resume:  # a run that cannot be resumed fails here, before anything is written

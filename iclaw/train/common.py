@@ -261,9 +261,10 @@ def plot_series(series: dict[str, list[dict]], metrics: list[str], out: Path) ->
 # ---------------------------------------------------------------------------------------------- --set
 
 
-def apply_overrides(cfg, pairs: list[str], flag: str = "--set"):
+def apply_overrides(cfg, pairs: list[str], flag: str = "--set", removed: dict[str, str] | None = None):
     """A copy of dataclass `cfg` with each 'field=value' applied, the value parsed as the field's type: the
-    knobs that have no flag of their own stay reachable without one option each."""
+    knobs that have no flag of their own stay reachable without one option each. A field in `removed` (one
+    that no longer exists) is an error that says what replaced it."""
     import dataclasses
     import typing
 
@@ -273,6 +274,8 @@ def apply_overrides(cfg, pairs: list[str], flag: str = "--set"):
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         key = key.strip().replace("-", "_")
+        if key in (removed or {}):
+            raise IclawError(f"{flag} {pair}: {removed[key]}")
         if not sep or key not in fields:
             raise IclawError(f"{flag} {pair}: expected FIELD=VALUE, FIELD one of {', '.join(sorted(fields))}")
         kind = hints[key]

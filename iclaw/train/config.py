@@ -4,7 +4,8 @@ them). Torch-free, so the command line reads it without loading torch.
 
 GRPOConfig's defaults are the recipe that trained the shipped policy, iclaw-small (iclaw/train/recipe.py adds
 only its names, budget and seed): `iclaw train grpo` with no flag runs it, and the demo and the β ablation
-change only what their docstrings say.
+change only what their docstrings say. Options that no run kept are gone; asking for one (`--set FIELD=...`,
+or the flag that set it) is an error that says what replaced it (REMOVED; grpo.py's docstring: "Left out").
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAX_NEW_TOKENS = 160  # per turn: a fixed Python program is a few lines, longer than any shell fix
+PTX_BATCH = 16  # PPO-ptx: demonstrations imitated in each update (--sft-coef weighs them)
+GRAD_CLIP = 1.0  # the update's gradient norm is clipped here (both trainers)
 
 
 @dataclass
@@ -22,22 +25,16 @@ class OnPolicyConfig:
     steps: int = 50
     minutes: float | None = None  # optional wall-clock budget (stops early, publishes)
     max_tokens: int | None = None  # optional budget of sampled policy tokens (stops early, publishes)
-    group_size: int = 8  # G episodes per task
+    group_size: int = 8  # G episodes per task, sampled at temperature 1 (the policy's own distribution)
     tasks_per_step: int = 8  # global, across all ranks
     max_turns: int = 3  # tool calls per episode: look, fix, and one more try (`ls` first costs no retry)
     max_new_tokens: int = MAX_NEW_TOKENS
-    temperature: float = 1.0
-    top_k: int | None = None
     # 1e-4, not 4e-4: from three demo warm-ups, 26 GRPO steps at 1e-4 gave the hard families +6.7, +6.7, +8.3
     # and overall +1.4, -1.4, +0.0; at 4e-4 -1.7, +15.0, -1.7 and 0.0, +0.5, -3.7 (docs/LOG.md, 2026-11-30)
     lr: float = 1e-4
     eps: float = 0.2  # clip range of the ratio; it acts only with ppo_epochs > 1
-    eps_high: float | None = None
-    scale_rewards: str = "group"
     ppo_epochs: int = 1
     micro_batch: int = 32  # rows per forward/backward (memory); the update is over the whole batch
-    grad_clip: float = 1.0
-    weight_decay: float = 0.0
     save_every: int = 10
     seed: int = 0
     amp: bool = True  # bf16 autocast where the device has bf16
@@ -47,22 +44,14 @@ class OnPolicyConfig:
 class GRPOConfig(OnPolicyConfig):
     model: str = "iclaw-small"  # registry name or path of the starting policy (also the KL reference)
     beta: float = 0.04  # KL coefficient
-    kl_estimator: str = "k3"
-    loss_agg: str = "token-mean"
-    filter_zero_variance: bool = True  # groups whose rewards all agree carry no advantage: skip their update
-    # draw tasks by how often their family's groups had reward variance (onpolicy.FamilyCurriculum)
-    curriculum: bool = False
-    # PPO-ptx (InstructGPT, Ouyang et al. 2022): every update also takes sft_coef x the NLL of sft_batch
+    # PPO-ptx (InstructGPT, Ouyang et al. 2022): every update also takes sft_coef x the NLL of PTX_BATCH
     # demonstrations, so skills the rewarded tasks do not exercise are not traded away for the ones they do:
-    # without it the demo's "ls first, then a suffixed name" leaked into the single-turn families (py-file-typo
-    # 66.7 -> 33.3, single-turn mean 41.3 -> 34.6; docs/LOG.md, 2026-11-30);
-    # under torchrun each rank draws its own sft_batch and the term's gradient is averaged over ranks
+    # without it the demo's "ls first, then a suffixed name" leaked into the single-turn families
+    # (py-file-typo 66.7 -> 33.3, single-turn mean 41.3 -> 34.6; docs/LOG.md, 2026-11-30)
     sft_coef: float = 1.0
-    sft_batch: int = 16
-    # stop (keeping the last good checkpoint) if the KL over the last 5 updating steps exceeds this (recent_kl)
+    # stop (keeping the last good checkpoint) if the mean KL of the last 5 updating steps exceeds this
     kl_max: float = 1.0
     max_flagged: float | None = None  # ... or if the monitor flags more than this fraction of a step
-    measure_kl: bool = True  # load the reference even at beta 0, so KL is still measured (the β ablation)
 
 
 @dataclass
@@ -78,3 +67,20 @@ class DistillConfig(OnPolicyConfig):
     reward_weight: float = 0.0  # W: weight of the verifier's GRPO advantage added to the distillation term
     teacher_device: str | None = None  # None = the student's device
     teacher_dtype: str = "auto"  # auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16
+
+
+# What each option that no run kept became; the error for `--set FIELD=...` or its old flag.
+REMOVED = {
+    "curriculum": "removed: it did not hold up in full demos (docs/LOG.md, 2026-12-01)",
+    "filter_zero_variance": "removed: groups whose rewards all agree are always skipped (the recipe's way)",
+    "measure_kl": "removed: the reference is always loaded, so KL is measured at every β",
+    "sft_batch": f"removed: the PPO-ptx batch is {PTX_BATCH} demonstrations; --sft-coef weighs it",
+    "loss_agg": "removed: the loss is token-mean (seq-mean did worse, docs/LOG.md 2026-11-30)",
+    "scale_rewards": "removed: advantages are always divided by their group's std",
+    "kl_estimator": "removed: the KL term is k3",
+    "eps_high": "removed: the clip is symmetric, --set eps=... (no run kept clip-higher)",
+    "temperature": "removed: rollouts sample at temperature 1 (0.7 did worse, docs/LOG.md 2026-11-30)",
+    "top_k": "removed: rollouts sample from every token (top-20 did no better, docs/LOG.md 2026-12-01)",
+    "grad_clip": f"removed: the gradient norm is clipped at {GRAD_CLIP:g}",
+    "weight_decay": "removed: the trainers use no weight decay",
+}

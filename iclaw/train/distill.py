@@ -54,8 +54,6 @@ def check_config(cfg: DistillConfig) -> None:
         raise IclawError("--steps: must be at least 1")
     if cfg.save_every < 1:
         raise IclawError("--save-every: must be at least 1")
-    if cfg.temperature < 0:
-        raise IclawError("--temperature: must be >= 0")
     if cfg.max_turns < 1:
         raise IclawError("--max-turns: must be at least 1")
     resolve_teacher_dtype(cfg.teacher_dtype, torch.device("cpu"))  # an unknown name raises here
@@ -109,7 +107,7 @@ def train_distill(
     teacher, teacher_source = load_teacher(
         teacher_name, model, tdev, cfg.teacher_dtype, echo, cfg.student, cfg.kl
     )
-    opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    opt = make_optimizer(model, cfg.lr)
     restore_or_seed(opt, trainer_state, cfg.seed, rank)
 
     run = OnPolicyRun.start(
@@ -148,11 +146,7 @@ def train_distill(
             t_rollout = time.time() - t0
             run.record_episodes(eps, step, source="distill", checkpoint=policy.ckpt_id)
             rewards = torch.tensor([e.reward or 0.0 for e in eps], dtype=torch.float32)
-            seq_adv = (
-                group_advantages(rewards, cfg.group_size, cfg.scale_rewards).to(dev)
-                if cfg.reward_weight
-                else None
-            )
+            seq_adv = group_advantages(rewards, cfg.group_size).to(dev) if cfg.reward_weight else None
             m = {"reward_mean": rewards.mean().item(), **rollout_stats(eps)}
 
             # score: the student's and the teacher's log-probs of every token the student wrote

@@ -21,17 +21,12 @@ A_seq is the verifier's group-relative advantage (iclaw.train.grpo.group_advanta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 import torch.nn.functional as F
 
+from iclaw.train.config import GRAD_CLIP, DistillConfig
 from iclaw.train.grpo import grpo_loss
 from iclaw.train.rollout import Batch, logprobs_and_entropy
-
-if TYPE_CHECKING:  # distill.py imports this module; here the config is only an annotation
-    from iclaw.train.distill import DistillConfig
-
 
 # ------------------------------------------------------------------------------------------------ losses
 
@@ -56,24 +51,20 @@ def token_pg_loss(
     advantages: torch.Tensor,  # (...) one advantage per token
     mask: torch.Tensor,  # (...) 1 = a policy token
     eps: float = 0.2,
-    eps_high: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """GRPO's clipped surrogate with a per-token advantage, token-mean over the mask.
 
-    This *is* iclaw.train.grpo.grpo_loss (beta = 0, token-mean): viewing every token as a one-token
-    "sequence" (N, 1) gives each its own advantage, and token-mean aggregation does not care how tokens are
-    grouped into rows, so the value and gradient are exactly those of the per-token formula."""
-    return grpo_loss(
+    This *is* iclaw.train.grpo.grpo_loss (beta = 0): viewing every token as a one-token "sequence" (N, 1)
+    gives each its own advantage, and the token-mean does not care how tokens are grouped into rows, so the
+    value and gradient are exactly those of the per-token formula."""
+    flat = (
         logp_new.reshape(-1, 1),
         logp_old.reshape(-1, 1),
         None,
         advantages.reshape(-1),
         mask.reshape(-1, 1),
-        eps=eps,
-        beta=0.0,
-        eps_high=eps_high,
-        loss_agg="token-mean",
     )
+    return grpo_loss(*flat, eps=eps, beta=0.0)
 
 
 def sampled_distill_loss(
@@ -85,14 +76,13 @@ def sampled_distill_loss(
     seq_adv: torch.Tensor | None = None,
     reward_weight: float = 0.0,
     eps: float = 0.2,
-    eps_high: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The `sampled` loss on (B, T) log-probs of the sampled tokens; seq_adv is (B,) when given.
     At the first update (logp_new == logp_old) its value is the masked mean of log p_s - log p_t: the KL."""
     if seq_adv is not None:
         seq_adv = seq_adv[:, None].expand_as(logp_old)
     adv = distill_advantages(logp_old, logp_teacher, seq_adv, reward_weight)
-    return token_pg_loss(logp_new, logp_old, adv.masked_fill(~mask.bool(), 0.0), mask, eps, eps_high)
+    return token_pg_loss(logp_new, logp_old, adv.masked_fill(~mask.bool(), 0.0), mask, eps)
 
 
 def full_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
@@ -206,7 +196,7 @@ def distill_update(
         logp_new = logp_all.gather(-1, model.rows(mb.idx[:, 1:][keep])[:, None]).squeeze(-1)
         if cfg.kl == "sampled":
             adv = distill_advantages(old, tch, a_seq, W)
-            loss, st = token_pg_loss(logp_new, old, adv, ones, cfg.eps, cfg.eps_high)
+            loss, st = token_pg_loss(logp_new, old, adv, ones, cfg.eps)
             stats = {
                 "pg_loss": st["pg_loss"],
                 "clip_frac": st["clip_frac"],
@@ -217,7 +207,7 @@ def distill_update(
             loss, _ = full_kl_loss(logits, t_logits)
             stats = {"kl_full": loss.item()}
             if W and a_seq is not None:  # the verifier's signal, as GRPO's clipped loss, on top
-                pg, st = token_pg_loss(logp_new, old, W * a_seq, ones, cfg.eps, cfg.eps_high)
+                pg, st = token_pg_loss(logp_new, old, W * a_seq, ones, cfg.eps)
                 loss = loss + pg
                 stats.update(pg_loss=st["pg_loss"], clip_frac=st["clip_frac"], ratio_mean=st["ratio_mean"])
         (loss * share).backward()
@@ -238,7 +228,7 @@ def distill_update(
         opt.zero_grad(set_to_none=True)
         acc.update(skipped=1.0, grad_norm=float("nan"))
         return acc
-    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
     opt.step()
     acc.update(skipped=0.0, grad_norm=float(gn))
     return acc

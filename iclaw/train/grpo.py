@@ -1,31 +1,44 @@
 """GRPO in one file, top to bottom: advantages, the loss, one update, the loop; its config, GRPOConfig, whose
 defaults are the recipe that trained the shipped policy, is in train/config.py with every other default. Read
-it against the formula (DeepSeekMath, with DAPO / Dr. GRPO options):
+it against the formula (DeepSeekMath, with DAPO's token-mean and dynamic sampling):
 
     A_i    = (r_i - mean(r_group)) / (std(r_group) + 1e-4)                      group-relative advantage
     ratio  = exp(logp_new - logp_old)                                           per token
-    pg     = -min(ratio * A, clip(ratio, 1 - eps, 1 + eps_high) * A)
+    pg     = -min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A)
     kl     = exp(ref - new) - (ref - new) - 1                                   k3: >= 0, unbiased on samples of pi
     loss   = sum((pg + beta * kl) * mask) / sum(mask)                           token-mean over the batch (DAPO)
 
 What runs by default (one epoch over each batch, ppo_epochs = 1): logp_old is the update's own forward, so
 ratio == 1 and the clip never acts; the gradient is that of the policy-gradient term -A * logp_new, token-mean
 over the batch, plus beta * k3. The ratio and the clip change anything only with ppo_epochs > 1.
-Each option is one documented line away from the formula.
 
 The loop, `train_grpo`:
 
     for step:
         episodes <- G per task, tasks_per_step tasks (this rank's share), tools in the sandbox, verified
-        A        <- group_advantages(rewards);  logp_ref <- the frozen start's log-probs (the KL anchor)
-        ppo_epochs x:  loss = grpo_loss(...) (+ sft_coef x NLL of demonstrations: PPO-ptx); AdamW step
+        A        <- group_advantages(rewards); groups whose rewards all agree are dropped (A = 0 there)
+        logp_ref <- the frozen start's log-probs (the KL anchor)
+        ppo_epochs x:  loss = grpo_loss(...) + sft_coef x NLL of demonstrations (PPO-ptx); AdamW step
         every save_every steps: publish a checkpoint (atomic; `latest` moves for hot-reload)
 
 logp_old comes from the trainer's own forward, not the sampler's (which may draw from a bf16 copy): the ratio
 must be exactly 1 before the first update, or clipping acts on numerical noise (as in TRL and verl); the gap is
-logged as `sampler_logp_gap`. Every log-prob is taken under softmax(logits / temperature), the distribution
-the sampler drew from. The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, budgets,
-publishing) is shared with on-policy distillation: iclaw/train/onpolicy.py.
+logged as `sampler_logp_gap`. Rollouts sample at temperature 1, so every log-prob is the policy's own. The
+bookkeeping around the loop (resume, seeding, this rank's tasks, logging, budgets, publishing) is shared with
+on-policy distillation: iclaw/train/onpolicy.py.
+
+Left out, and why (each was an option; config.REMOVED is the error asking for one gives; dates: docs/LOG.md 2026):
+
+    curriculum            tasks drawn by their family's reward variance: did not hold up in full demos (12-01)
+    filter_zero_variance  always on: a group whose rewards all agree has A = 0 and only dilutes the token-mean
+    measure_kl            the reference is always loaded: KL is measured, and guarded, at every β
+    loss_agg              token-mean only: seq-mean did worse (11-30); Dr. GRPO's constant divisor had no caller
+    scale_rewards         the group's std always divides (Dr. GRPO's "none" had no caller but tests)
+    kl_estimator          k3 only: k1 and k2 were never run
+    eps_high              DAPO's clip-higher was never run; the clip is symmetric
+    temperature, top_k    rollouts sample at 1 from every token: 0.7 (11-30) and top-20 (12-01) did no better
+    sft_batch             PTX_BATCH = 16 demonstrations; no run set another
+    grad_clip, weight_decay   1.0 and 0, as every run had them
 """
 
 from __future__ import annotations
@@ -41,8 +54,8 @@ from iclaw.errors import IclawError
 from iclaw.model import registry
 from iclaw.model.gpt import autocast
 from iclaw.train.common import all_reduce_sum, average_gradients, live_progress, setup_distributed
-from iclaw.train.config import GRPOConfig
-from iclaw.train.onpolicy import FamilyCurriculum, OnPolicyRun, restore_or_seed, resume_policy
+from iclaw.train.config import GRAD_CLIP, PTX_BATCH, GRPOConfig
+from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy
 from iclaw.train.optim import make_optimizer
 from iclaw.train.rollout import Batch, collate, collate_episodes, logprobs_and_entropy, rollout_stats
 from iclaw.train.sft import check_ptx, demonstration_format, sft_loss
@@ -61,41 +74,25 @@ def _groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return rewards.view(-1, group_size)
 
 
-def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group") -> torch.Tensor:
-    """A = (r - mean_group) / (std_group + 1e-4), std unbiased (torch's default). scale="none" drops the std
-    (Dr. GRPO: dividing by std up-weights groups that are nearly all right or all wrong). Returns (B,)."""
+def group_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """A = (r - mean_group) / (std_group + 1e-4), std unbiased (torch's default). Returns (B,)."""
     if not rewards.is_floating_point():  # 0/1 pass-fail rewards arrive as ints
         rewards = rewards.to(torch.get_default_dtype())
     r = _groups(rewards, group_size)
-    A = r - r.mean(dim=1, keepdim=True)
-    if scale == "group":
-        A = A / (r.std(dim=1, keepdim=True) + 1e-4)  # a zero-variance group gives 0 / 1e-4 = 0, never nan
-    elif scale != "none":
-        raise ValueError(f"unknown advantage scale '{scale}' (known: group, none)")
+    A = (r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-4)  # equal rewards: 0, not nan
     return A.view(-1)
 
 
 def filter_zero_variance(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     """DAPO dynamic sampling: bool mask (B,) of rows whose group's rewards are not all equal. A group where
     every rollout scored the same has advantage 0 everywhere, so it adds no gradient, only dilutes the token
-    mean (and costs a forward/backward); drop those rows (and, optionally, sample more groups to refill)."""
+    mean (and costs a forward/backward): the update drops those rows."""
     r = _groups(rewards, group_size)
     informative = (r != r[:, :1]).any(dim=1)  # exact comparison: rewards are scores, not noisy floats
     return informative.repeat_interleave(group_size)
 
 
 # ------------------------------------------------------------------------------------------------ loss
-
-
-def kl_penalty(logp_new: torch.Tensor, logp_ref: torch.Tensor, estimator: str = "k3") -> torch.Tensor:
-    """Per-token estimate of KL(pi_new || pi_ref) from the sampled tokens' log-probs."""
-    if estimator == "k3":  # non-negative and unbiased; low variance when the policies are close
-        return torch.exp(logp_ref - logp_new) - (logp_ref - logp_new) - 1
-    if estimator == "k1":  # unbiased, can be < 0; as a loss its expected gradient on-policy is 0
-        return logp_new - logp_ref
-    if estimator == "k2":  # biased, non-negative; as a loss its expected gradient on-policy is grad KL
-        return 0.5 * (logp_new - logp_ref) ** 2
-    raise ValueError(f"unknown KL estimator '{estimator}' (known: k1, k2, k3)")
 
 
 def grpo_loss(
@@ -106,15 +103,8 @@ def grpo_loss(
     mask: torch.Tensor,  # (B, T) 1 on tokens the policy wrote, 0 on prompt / tool output / padding
     eps: float = 0.2,
     beta: float = 0.04,
-    *,
-    eps_high: float | None = None,  # DAPO's asymmetric clip ("clip-higher"), e.g. 0.28; None = eps
-    kl_estimator: str = "k3",
-    loss_agg: str = "token-mean",  # token-mean | seq-mean (original GRPO) | dr-grpo (constant divisor)
-    max_len: int | None = None,  # dr-grpo's constant; None = T
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The loss (scalar) and detached stats. loss == pg_loss + beta * kl_loss (aggregation is linear)."""
-    if loss_agg not in ("token-mean", "seq-mean", "dr-grpo"):
-        raise ValueError(f"unknown loss aggregation '{loss_agg}' (known: token-mean, seq-mean, dr-grpo)")
+    """The loss (scalar) and detached stats. loss == pg_loss + beta * kl_loss (the token-mean is linear)."""
     if logp_ref is None and beta != 0:
         raise ValueError("a KL penalty (beta != 0) needs logp_ref from a reference model")
     keep = mask.bool()
@@ -124,39 +114,33 @@ def grpo_loss(
     logp_new = logp_new.masked_fill(~keep, 0.0)
     logp_old = logp_old.detach().masked_fill(~keep, 0.0)  # old and ref are targets, never differentiated
     A = advantages.detach().to(logp_new.dtype)[:, None]  # (B, 1): every token of a sequence shares its A
-    lo, hi = 1 - eps, 1 + (eps if eps_high is None else eps_high)
+    lo, hi = 1 - eps, 1 + eps
+
+    def token_mean(x: torch.Tensor) -> torch.Tensor:  # every token weighs the same, a long answer's too
+        return (x * m).sum() / m.sum().clamp(min=1)
 
     ratio = torch.exp(logp_new - logp_old)
     pg = -torch.min(ratio * A, torch.clamp(ratio, lo, hi) * A)
     kl = None
-    if logp_ref is not None:
+    if logp_ref is not None:  # k3: non-negative and unbiased; low variance when the policies are close
         logp_ref = logp_ref.detach().masked_fill(~keep, 0.0)
-        kl = kl_penalty(logp_new, logp_ref, kl_estimator)
-    per_token = pg if beta == 0 else pg + beta * kl
+        kl = torch.exp(logp_ref - logp_new) - (logp_ref - logp_new) - 1
+    loss = token_mean(pg if beta == 0 else pg + beta * kl)
 
-    def agg(x: torch.Tensor) -> torch.Tensor:
-        if loss_agg == "token-mean":  # every token weighs the same: a long answer's aren't down-weighted
-            return (x * m).sum() / m.sum().clamp(min=1)
-        if loss_agg == "seq-mean":  # mean over each sequence's tokens, then over sequences (empty one = 0)
-            return ((x * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
-        return (x * m).sum() / (x.size(0) * (max_len or x.size(1)))  # dr-grpo: no length bias at all
-
-    loss = agg(per_token)
-
-    with torch.no_grad():  # stats: token-means over the masked tokens, whatever loss_agg is
+    with torch.no_grad():  # stats: token-means over the masked tokens
         n = m.sum().clamp(min=1)
         # the clipped term was chosen *and* changed the value: only on the side the advantage pushes
         low = (ratio < lo) & (A < 0) & keep
         high = (ratio > hi) & (A > 0) & keep
-        k3 = kl_penalty(logp_new, logp_ref, "k3") if logp_ref is not None else torch.zeros_like(ratio)
+        kl_mean = token_mean(kl).item() if kl is not None else 0.0
         stats = {
-            "kl": ((k3 * m).sum() / n).item(),  # always k3, so runs with different estimators compare
+            "kl": kl_mean,
             "clip_frac": ((low | high).sum() / n).item(),
             "clip_frac_low": (low.sum() / n).item(),
             "clip_frac_high": (high.sum() / n).item(),
             "ratio_mean": ((ratio * m).sum() / n).item(),
-            "pg_loss": agg(pg).item(),
-            "kl_loss": agg(kl).item() if kl is not None else 0.0,
+            "pg_loss": token_mean(pg).item(),
+            "kl_loss": kl_mean,
         }
     return loss, stats
 
@@ -169,15 +153,14 @@ def grpo_update(
     ptx: Batch | None = None,
 ) -> dict:  # fmt: skip
     """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
-    share of the global normalizer (tokens for token-mean, sequences otherwise), so the gradient equals the
-    full-batch loss's gradient — on one process or averaged over torchrun ranks. `ptx`, a batch of
+    share of the global token count, so the gradient equals the full-batch loss's gradient — on one process or
+    averaged over torchrun ranks. `ptx`, a batch of
     demonstrations, adds cfg.sft_coef x their NLL to the same step. Under torchrun the gradients of both
     terms are averaged over ranks by hand after the backward passes (common.average_gradients, as in
     distillation), not by a DDP wrapper, which would miss the ptx term's: its forward goes around it."""
     world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
     B = batch.mask.size(0)
-    local = batch.mask.sum().item() if cfg.loss_agg == "token-mean" else float(B)
-    total = all_reduce_sum(local, device)
+    total = all_reduce_sum(batch.mask.sum().item(), device)
     n_mb = -(-B // cfg.micro_batch)  # 0 rows (all filtered out on this rank): it only joins the average
     stats_acc: dict[str, float] = {"loss": 0.0}
     opt.zero_grad(set_to_none=True)
@@ -186,18 +169,14 @@ def grpo_update(
         rows = slice(i * cfg.micro_batch, (i + 1) * cfg.micro_batch)
         mb = batch.rows(rows).trim()
         sl = (rows, slice(0, mb.mask.size(1)))  # the micro-batch's rows and columns of (B, T-1) tensors
-        n_share = mb.mask.sum().item() if cfg.loss_agg == "token-mean" else float(mb.idx.size(0))
-        share = n_share * world / max(total, 1.0)
+        share = mb.mask.sum().item() * world / max(total, 1.0)
         with autocast(device, cfg.amp):
-            logp_new, ent = logprobs_and_entropy(model, mb.idx, mb.mask, True, cfg.temperature)
+            logp_new, ent = logprobs_and_entropy(model, mb.idx, mb.mask, True)
         # one PPO epoch: the policy that sampled is the one being updated, so logp_old is this very
         # forward, detached (ratio exactly 1; TRL does the same) — no second forward needed
         old = logp_new.detach() if logp_old is None else logp_old[sl]
-        loss, stats = grpo_loss(
-            logp_new, old, None if logp_ref is None else logp_ref[sl], adv[rows], mb.mask, eps=cfg.eps,
-            beta=cfg.beta, eps_high=cfg.eps_high, kl_estimator=cfg.kl_estimator, loss_agg=cfg.loss_agg,
-            max_len=cfg.max_turns * cfg.max_new_tokens,  # dr-grpo: the policy-token budget
-        )  # fmt: skip
+        ref = None if logp_ref is None else logp_ref[sl]
+        loss, stats = grpo_loss(logp_new, old, ref, adv[rows], mb.mask, eps=cfg.eps, beta=cfg.beta)
         (loss * share).backward()
         w = mb.mask.sum().item() / max(batch.mask.sum().item(), 1.0)
         n_mb_tok = mb.mask.sum().clamp(min=1)
@@ -221,7 +200,7 @@ def grpo_update(
         opt.zero_grad(set_to_none=True)
         stats_acc.update(skipped=1.0, grad_norm=float("nan"))
         return stats_acc
-    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
     opt.step()
     stats_acc.update(grad_norm=float(gn), skipped=0.0)
     return stats_acc
@@ -234,10 +213,6 @@ def check_config(cfg: GRPOConfig) -> None:
     """Settings under which GRPO cannot learn: refused before anything is loaded or written."""
     if cfg.group_size < 2:
         raise IclawError("--group-size: must be at least 2 (advantages compare episodes within a group)")
-    if cfg.temperature <= 0:
-        raise IclawError(
-            "--set temperature: must be > 0 (greedy rollouts give every episode of a group the same reward)"
-        )
     if cfg.max_flagged is not None and not 0 <= cfg.max_flagged <= 1:
         raise IclawError("--max-flagged: must be a fraction of the step's episodes, between 0 and 1")
 
@@ -270,21 +245,16 @@ def train_grpo(
     model = policy.model
     if demos:  # the ptx term's demonstrations, in ids the model has rows for
         demos = [model.fit(t, m) for t, m in demos]
-    ref = None
-    if cfg.beta != 0 or cfg.measure_kl:  # the KL anchor: the starting policy, frozen
-        ref_model, _ = registry.load(ref_source, device=dev)
-        if ref_model.config.to_dict() != model.config.to_dict():
-            raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
-        ref = ref_model.eval().requires_grad_(False)
-    opt = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    ref, _ = registry.load(ref_source, device=dev)  # the KL anchor: the starting policy, frozen
+    if ref.config.to_dict() != model.config.to_dict():
+        raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
+    ref = ref.eval().requires_grad_(False)
+    opt = make_optimizer(model, cfg.lr)
     restore_or_seed(opt, trainer_state, cfg.seed, rank)
 
     run = OnPolicyRun.start("grpo", cfg, trainer_state, rank=rank, world=world, device=dev, store=store,
                             log_dir=log_dir, run_id=run_id)  # fmt: skip
     last_ckpt = policy.ckpt_id if resume else f"{cfg.model} (the starting policy)"
-    curriculum = FamilyCurriculum([t.family for t in tasks]) if cfg.curriculum else None
-    if curriculum is not None and trainer_state is not None and "curriculum" in trainer_state:
-        curriculum.load_state_dict(trainer_state["curriculum"])
 
     # the reference's demonstration format goes forward, so a GRPO run started from this one imitates alike
     meta = {"parent": ref_source}
@@ -292,10 +262,7 @@ def train_grpo(
         meta["demonstrations"] = fmt
 
     def publish(step: int) -> str:
-        state = {"reference": ref_source}
-        if curriculum is not None:
-            state["curriculum"] = curriculum.state_dict()
-        return run.publish(step, model, opt, state=state, meta=meta)
+        return run.publish(step, model, opt, state={"reference": ref_source}, meta=meta)
 
     # the bar counts steps; a wall-clock budget (--minutes) may end the run before the bar is full
     cap = f" (at most {cfg.minutes:g} min)" if cfg.minutes is not None else ""
@@ -310,17 +277,13 @@ def train_grpo(
                 break
             # roll out: G episodes per task, tools in the sandbox, judged by the verifier
             t0 = time.time()
-            weights = curriculum.weights(tasks) if curriculum is not None else None
-            eps = run.rollout(policy, tasks, step, sandbox, verifier, weights)
+            eps = run.rollout(policy, tasks, step, sandbox, verifier)
             t_rollout = time.time() - t0
             run.record_episodes(eps, step, source="rollout", checkpoint=policy.ckpt_id)
 
             # score: group-relative advantages of the verifier's rewards
             rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
-            adv = group_advantages(rewards, cfg.group_size, cfg.scale_rewards)
-            if curriculum is not None:
-                families = [e.task.family for e in eps[:: cfg.group_size]]  # one per group
-                curriculum.update(families, rewards, cfg.group_size, dev)
+            adv = group_advantages(rewards, cfg.group_size)
             m = {
                 "reward_mean": rewards.mean().item(),
                 "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
@@ -330,30 +293,27 @@ def train_grpo(
 
             # update: ppo_epochs optimizer steps on the KL-anchored loss
             t1 = time.time()
-            keep = torch.ones_like(rewards, dtype=torch.bool)
-            if cfg.filter_zero_variance:
-                keep = filter_zero_variance(rewards, cfg.group_size)
+            keep = filter_zero_variance(rewards, cfg.group_size)  # groups whose rewards all agree: A = 0
             batch = collate_episodes(eps).to(dev)
             sel = keep.nonzero().flatten().to(dev)
             stats: dict = {}
-            # (with filter_zero_variance every group may be uninformative.) Every rank updates or none does: the
-            # gradient average is collective, so a rank left with no rows joins it with an empty batch
+            # Every group may agree. Every rank updates or none does: the gradient average is collective, so a
+            # rank left with no rows joins it with an empty batch
             if all_reduce_sum(float(sel.numel()), dev) > 0:
                 # shortest first, so that each micro-batch is cut to its own longest row (Batch.trim)
                 sel = sel[batch.lengths()[sel].argsort(stable=True)]
                 batch = batch.rows(sel).trim() if sel.numel() else batch.rows(sel)
                 adv_sel = adv.to(dev)[sel]
-                T = cfg.temperature  # scored under softmax(logits / T): what the sampler drew from
                 logp_old = logp_ref = None
                 with torch.no_grad(), autocast(dev, cfg.amp):
                     # several PPO epochs need logp_old frozen before the first update; one epoch does not
                     if cfg.ppo_epochs > 1 and sel.numel():
-                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask, temperature=T)[0]
-                    if ref is not None and sel.numel():
-                        logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask, temperature=T)[0]
+                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask)[0]
+                    if sel.numel():
+                        logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask)[0]
                 ptx = None
                 if cfg.sft_coef > 0:  # drawn with torch's generator, so --resume replays the same batches
-                    pick = torch.randint(len(demos), (cfg.sft_batch,)).tolist()
+                    pick = torch.randint(len(demos), (PTX_BATCH,)).tolist()
                     block = model.config.block_size
                     ptx = collate([demos[i][0][:block] for i in pick], [demos[i][1][:block] for i in pick])
                     ptx = ptx.to(dev)

@@ -47,59 +47,12 @@ TOKENS_UP = "token budget reached"  # the summary's `stopped` when --max-tokens 
 BUDGETS = (TIME_UP, TOKENS_UP, INTERRUPTED)  # the stops after which the trainer publishes where it is
 
 
-def sample_tasks(pool: list, n: int, step: int, seed: int, weights: list[float] | None = None) -> list:
-    """The step's tasks: a pure function of (seed, step, weights), so resume and torchrun ranks agree.
-    With `weights` (one per pool task, > 0) a task is drawn in proportion to its weight, without replacement
-    (Efraimidis-Spirakis: the n largest u ** (1 / w))."""
+def sample_tasks(pool: list, n: int, step: int, seed: int) -> list:
+    """The step's tasks: a pure function of (seed, step), so resume and torchrun ranks agree."""
     rng = random.Random(f"{seed}:{step}")
-    if weights is not None and len(pool) >= n:
-        keys = [rng.random() ** (1.0 / w) for w in weights]
-        return [pool[i] for i in sorted(range(len(pool)), key=keys.__getitem__, reverse=True)[:n]]
     if len(pool) >= n:
         return rng.sample(pool, n)
     return [rng.choice(pool) for _ in range(n)]
-
-
-class FamilyCurriculum:
-    """Draw tasks by how often their family's groups have taught anything so far.
-
-    A group whose G rewards are all equal has zero advantage everywhere: it costs a full rollout and moves
-    nothing (in the demo's GRPO phase about 65 % of groups). So each family keeps a count of its groups and of
-    those with reward variance, and a task's weight is its family's rate, (varied + 1) / (groups + 2) -- a
-    family not yet seen starts at 1/2 -- floored at `floor`, so a family that never varies is still tried now
-    and then (it may start to once the policy has changed). The counts are summed over ranks, so every rank
-    draws with the same weights, and they travel in the trainer state for --resume."""
-
-    def __init__(self, families: list[str], floor: float = 0.05):
-        self.floor = floor
-        # family -> [groups, groups with reward variance]; every rank lists the pool's families in one order
-        self.counts: dict[str, list[int]] = {f: [0, 0] for f in sorted(set(families))}
-
-    def weights(self, pool: list) -> list[float]:
-        rate = {f: max(self.floor, (v + 1) / (g + 2)) for f, (g, v) in self.counts.items()}
-        return [rate[t.family] for t in pool]
-
-    def update(self, families: list[str], rewards: torch.Tensor, group_size: int, device) -> None:
-        """Count this step's groups, all ranks': `families[i]` is group i's family, rewards are (groups * G,)."""
-        grp = rewards.view(-1, group_size)
-        varied = (grp.max(dim=1).values > grp.min(dim=1).values).tolist()
-        names = list(self.counts)
-        step = torch.zeros(len(names), 2, dtype=torch.float64, device=device)
-        for f, v in zip(families, varied):
-            step[names.index(f), 0] += 1
-            step[names.index(f), 1] += float(v)
-        if torch.distributed.is_initialized():
-            torch.distributed.all_reduce(step)
-        for f, (groups, v) in zip(names, step.tolist()):
-            self.counts[f][0] += int(groups)
-            self.counts[f][1] += int(v)
-
-    def state_dict(self) -> dict:
-        return {"floor": self.floor, "counts": {f: list(c) for f, c in self.counts.items()}}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.floor = state["floor"]
-        self.counts.update({f: [int(c[0]), int(c[1])] for f, c in state["counts"].items()})
 
 
 def resume_policy(out: str, kind: str, device: torch.device) -> tuple[Policy, dict]:
@@ -167,8 +120,10 @@ class OnPolicyRun:
         else:
             run_id, start_step, sampled_tokens = run_id or new_run_id(kind), 0, 0
         metrics_log = MetricsLog(run_id, store, log_dir, config=asdict(cfg)) if rank == 0 else None
-        episode_cfg = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
-                                    temperature=cfg.temperature, top_k=cfg.top_k)  # fmt: skip
+        # temperature 1, every token: the policy's own distribution, which the updates score
+        episode_cfg = EpisodeConfig(
+            max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens, temperature=1.0
+        )
         published_step = start_step if trainer_state is not None else None
         return cls(kind=kind, cfg=cfg, run_id=run_id, rank=rank, world=world, device=device, store=store,
                    start_step=start_step, sampled_tokens=sampled_tokens, episode_cfg=episode_cfg,
@@ -188,15 +143,12 @@ class OnPolicyRun:
             return TOKENS_UP
         return None
 
-    def rollout(
-        self, policy: Policy, tasks: list, step: int, sandbox, verifier, weights: list[float] | None = None
-    ) -> list[Episode]:
+    def rollout(self, policy: Policy, tasks: list, step: int, sandbox, verifier) -> list[Episode]:
         """G episodes for each of this rank's share of the step's tasks. Tasks and sampling seed depend only
-        on (seed, step, rank) and the draw's `weights` (sample_tasks), so a resumed run and a straight one draw
-        the same episodes."""
+        on (seed, step, rank), so a resumed run and a straight one draw the same episodes."""
         cfg = self.cfg
         per_rank = cfg.tasks_per_step // self.world
-        step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed, weights)
+        step_tasks = sample_tasks(tasks, cfg.tasks_per_step, step, cfg.seed)
         step_tasks = step_tasks[self.rank * per_rank : (self.rank + 1) * per_rank]
         gen = torch.Generator(device=self.device).manual_seed(cfg.seed * 1_000_003 + step * 101 + self.rank)
         return rollout(policy, step_tasks, cfg.group_size, sandbox, verifier, self.episode_cfg, generator=gen)

@@ -76,18 +76,13 @@ def logprobs_and_entropy(
     idx: torch.Tensor,
     mask: torch.Tensor | None = None,
     with_entropy: bool = False,
-    temperature: float = 1.0,
 ):
     """log p(idx[:, t+1] | idx[:, :t+1]) as (B, T-1) float32, and optionally the entropy at each position.
 
     With `mask` (B, T-1), the 50k-wide head runs only where mask is 1 (policy tokens, typically a fifth of the
-    sequence): for a small model the head is most of the compute. Other positions read 0.
-    `temperature` scores under softmax(logits / T), the distribution the sampler drew from at that T."""
+    sequence): for a small model the head is most of the compute. Other positions read 0."""
     h = model.hidden(idx[:, :-1])
-    lm_head = model.lm_head
-
-    def head(x):
-        return lm_head(x) if temperature == 1.0 else lm_head(x) / temperature
+    head = model.lm_head
 
     targets = model.rows(idx[:, 1:])  # the head scores the model's rows (a trimmed vocabulary's, or all)
     if mask is None:
