@@ -37,8 +37,16 @@ def bench_arch_cmd(
     from iclaw.lab import bench_arch
 
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
-    result = bench_arch.run(config=config, tokens=parse_count(tokens, "--tokens"), data=data, batch=batch, seq=seq,
-                            lr=lr, variants=names, out=out)  # fmt: skip
+    result = bench_arch.run(
+        config=config,
+        tokens=parse_count(tokens, "--tokens"),
+        data=data,
+        batch=batch,
+        seq=seq,
+        lr=lr,
+        variants=names,
+        out=out,
+    )
     png = bench_arch.save(result, out)
     console = Console()
     console.print(bench_arch.table(result))

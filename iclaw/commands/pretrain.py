@@ -82,11 +82,30 @@ def pretrain_cmd(
     from iclaw.train.pretrain import PretrainConfig, pretrain
 
     cfg = PretrainConfig(
-        data=str(data), tokens=parse_count(tokens, "--tokens"), out=out, config=config, pos=pos, attn=attn,
-        mlp=mlp, dropout=dropout, optimizer=optimizer, batch=batch, seq=seq, accum=accum, lr=lr,
-        weight_decay=weight_decay, warmup_frac=warmup_frac, grad_clip=grad_clip, eval_every=eval_every,
-        eval_batches=eval_batches, save_every=save_every, seed=seed, device=device, amp=not no_amp, resume=resume,
-    )  # fmt: skip
+        data=str(data),
+        tokens=parse_count(tokens, "--tokens"),
+        out=out,
+        config=config,
+        pos=pos,
+        attn=attn,
+        mlp=mlp,
+        dropout=dropout,
+        optimizer=optimizer,
+        batch=batch,
+        seq=seq,
+        accum=accum,
+        lr=lr,
+        weight_decay=weight_decay,
+        warmup_frac=warmup_frac,
+        grad_clip=grad_clip,
+        eval_every=eval_every,
+        eval_batches=eval_batches,
+        save_every=save_every,
+        seed=seed,
+        device=device,
+        amp=not no_amp,
+        resume=resume,
+    )
     with stop_on_ctrl_c():
         _, s = pretrain(cfg)
     if os.environ.get("RANK", "0") != "0":  # under torchrun only rank 0 reports

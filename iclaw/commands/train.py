@@ -208,8 +208,8 @@ def grpo_cmd(
         cfg.sft_coef, pool, sandbox, start, cfg.seed
     )  # before the store: a bad flag writes nothing
     with Store(db) as store, stop_on_ctrl_c():
-        summary = train_grpo(cfg, pool, sandbox=sandbox, verifier=Verifier(sandbox), store=store, resume=resume,
-                             device=device, demos=demos)  # fmt: skip
+        kw = dict(sandbox=sandbox, verifier=Verifier(sandbox), store=store, device=device, demos=demos)
+        summary = train_grpo(cfg, pool, resume=resume, **kw)
     if summary.get("stopped"):
         console.print(f"[yellow]stopped:[/] {summary['stopped']}")
     console.print(

@@ -106,8 +106,18 @@ def run(
     }
     for name in names:
         arch, optimizer = VARIANTS[name]
-        cfg = PretrainConfig(data=str(data), tokens=tokens, config=config, optimizer=optimizer, batch=batch,
-                             seq=seq, lr=lr, eval_every=0, seed=seed, **arch)  # fmt: skip
+        cfg = PretrainConfig(
+            data=str(data),
+            tokens=tokens,
+            config=config,
+            optimizer=optimizer,
+            batch=batch,
+            seq=seq,
+            lr=lr,
+            eval_every=0,
+            seed=seed,
+            **arch,
+        )
         model, s = pretrain(cfg, progress=progress)
         model.eval()
         load = model.moe_load()
@@ -139,10 +149,21 @@ def run(
 def table(result: dict):
     from rich.table import Table
 
-    t = Table(title=f"iclaw bench arch: {result['config']}, {result['tokens']:,} tokens each "
-              f"(batch {result['batch']} x seq {result['seq']}, lr {result['lr']:g})")  # fmt: skip
-    for col in ("variant", "params", "active", "val loss", "ppl", "train tok/s", "MFU", "sample tok/s",
-                "KV B/token"):  # fmt: skip
+    t = Table(
+        title=f"iclaw bench arch: {result['config']}, {result['tokens']:,} tokens each "
+        f"(batch {result['batch']} x seq {result['seq']}, lr {result['lr']:g})"
+    )
+    for col in (
+        "variant",
+        "params",
+        "active",
+        "val loss",
+        "ppl",
+        "train tok/s",
+        "MFU",
+        "sample tok/s",
+        "KV B/token",
+    ):
         if col == "variant":
             t.add_column(col, no_wrap=True, min_width=7)
         else:

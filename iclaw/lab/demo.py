@@ -39,11 +39,10 @@ if TYPE_CHECKING:
     from iclaw.model.gpt import GPT
     from iclaw.train.sft import SFTConfig
 
-DEMO_FAMILIES = (
-    "cmd-typo", "flag-typo", "quote", "pipe", "file-typo", "listed-file", "wrong-file", "wrong-ext", "mkdir-exists",
-    "mkdir-outcome", "py-syntax", "py-name", "py-indent", "py-type", "py-attr", "py-file-typo", "py-listed-file",
-    "py-wrong-file", "py-wrong-ext",
-)  # fmt: skip
+DEMO_FAMILIES = tuple(
+    """cmd-typo flag-typo quote pipe file-typo listed-file wrong-file wrong-ext mkdir-exists mkdir-outcome
+    py-syntax py-name py-indent py-type py-attr py-file-typo py-listed-file py-wrong-file py-wrong-ext""".split()
+)
 
 
 @dataclass

@@ -116,8 +116,14 @@ def prep(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    columns = [TextColumn("[bold]tokenizing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-               TextColumn("{task.fields[tokens]:,} tokens"), TimeRemainingColumn()]  # fmt: skip
+    columns = [
+        TextColumn("[bold]tokenizing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files"),
+        TextColumn("{task.fields[tokens]:,} tokens"),
+        TimeRemainingColumn(),
+    ]
     n_tokens, n_docs, skipped = 0, 0, 0
     try:
         with open(tmp, "wb") as f, Progress(*columns, disable=not progress, transient=False) as bar:
@@ -190,8 +196,10 @@ class Batches:
         self, tokens: np.ndarray, batch: int, seq: int, rank: int = 0, world: int = 1, position: int = 0
     ):
         if len(tokens) < batch * seq + 1:
-            raise IclawError(f"a batch needs {batch * seq + 1} tokens but the data holds only {len(tokens)}; "
-                             "use a smaller --batch/--seq or more data")  # fmt: skip
+            raise IclawError(
+                f"a batch needs {batch * seq + 1} tokens but the data holds only {len(tokens)}; "
+                "use a smaller --batch/--seq or more data"
+            )
         self.tokens, self.B, self.T, self.rank, self.world = tokens, batch, seq, rank, world
         self.position = position  # tokens consumed by all ranks together
 

@@ -149,9 +149,17 @@ def grpo_loss(
 
 
 def grpo_update(
-    model, opt, batch: Batch, adv: torch.Tensor, logp_old, logp_ref, cfg: GRPOConfig, *, device,
+    model,
+    opt,
+    batch: Batch,
+    adv: torch.Tensor,
+    logp_old,
+    logp_ref,
+    cfg: GRPOConfig,
+    *,
+    device,
     ptx: Batch | None = None,
-) -> dict:  # fmt: skip
+) -> dict:
     """One optimizer step over the whole batch, in micro-batches. Each micro-batch's loss is weighted by its
     share of the global token count, so the gradient equals the full-batch loss's gradient — on one process or
     averaged over torchrun ranks. `ptx`, a batch of
@@ -218,10 +226,21 @@ def check_config(cfg: GRPOConfig) -> None:
 
 
 def train_grpo(
-    cfg: GRPOConfig, tasks: list, *, sandbox, verifier, store=None, resume: bool = False,
-    device: str | None = None, run_id: str | None = None, log_dir: str = "runs", show_progress: bool = True,
-    echo=print, demos: list[tuple[list[int], list[int]]] | None = None, progress=None,
-) -> dict:  # fmt: skip
+    cfg: GRPOConfig,
+    tasks: list,
+    *,
+    sandbox,
+    verifier,
+    store=None,
+    resume: bool = False,
+    device: str | None = None,
+    run_id: str | None = None,
+    log_dir: str = "runs",
+    show_progress: bool = True,
+    echo=print,
+    demos: list[tuple[list[int], list[int]]] | None = None,
+    progress=None,
+) -> dict:
     """Run GRPO; returns a summary dict. Rank 0 logs and publishes. `demos` ((tokens, mask) pairs, see
     sft.demonstrations) feed the ptx term when cfg.sft_coef > 0. `progress`, a callable as live_progress
     yields (advance, completed=..., **metrics), is told of every step instead of the progress bar."""
@@ -234,28 +253,16 @@ def train_grpo(
             f"--tasks-per-step {cfg.tasks_per_step} must be divisible by the number of ranks {world}"
         )
     check_ptx(cfg.sft_coef, demos)
-
-    trainer_state = None
-    if resume:
-        policy, trainer_state = resume_policy(cfg.out, "grpo", dev)
-        ref_source = trainer_state["reference"]
-    else:
-        policy = Policy.load(cfg.model, device=dev)
-        ref_source = str(registry.resolve(cfg.model))
+    policy, ref, ref_source, trainer_state = policy_and_reference(cfg, resume, dev)
     model = policy.model
     if demos:  # the ptx term's demonstrations, in ids the model has rows for
         demos = [model.fit(t, m) for t, m in demos]
-    ref, _ = registry.load(ref_source, device=dev)  # the KL anchor: the starting policy, frozen
-    if ref.config.to_dict() != model.config.to_dict():
-        raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
-    ref = ref.eval().requires_grad_(False)
     opt = make_optimizer(model, cfg.lr)
     restore_or_seed(opt, trainer_state, cfg.seed, rank)
 
-    run = OnPolicyRun.start("grpo", cfg, trainer_state, rank=rank, world=world, device=dev, store=store,
-                            log_dir=log_dir, run_id=run_id)  # fmt: skip
+    kw = dict(rank=rank, world=world, device=dev, store=store, log_dir=log_dir, run_id=run_id)
+    run = OnPolicyRun.start("grpo", cfg, trainer_state, **kw)
     last_ckpt = policy.ckpt_id if resume else f"{cfg.model} (the starting policy)"
-
     # the reference's demonstration format goes forward, so a GRPO run started from this one imitates alike
     meta = {"parent": ref_source}
     if fmt := demonstration_format(ref_source):
@@ -281,63 +288,14 @@ def train_grpo(
             t_rollout = time.time() - t0
             run.record_episodes(eps, step, source="rollout", checkpoint=policy.ckpt_id)
 
-            # score: group-relative advantages of the verifier's rewards
-            rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
-            adv = group_advantages(rewards, cfg.group_size)
-            m = {
-                "reward_mean": rewards.mean().item(),
-                "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
-                "frac_zero_std": (rewards.view(-1, cfg.group_size).std(dim=1) == 0).float().mean().item(),
-                **rollout_stats(eps),
-            }
-
-            # update: ppo_epochs optimizer steps on the KL-anchored loss
+            # score and update: group-relative advantages, ppo_epochs optimizer steps on the KL-anchored loss
             t1 = time.time()
-            keep = filter_zero_variance(rewards, cfg.group_size)  # groups whose rewards all agree: A = 0
-            batch = collate_episodes(eps).to(dev)
-            sel = keep.nonzero().flatten().to(dev)
-            stats: dict = {}
-            # Every group may agree. Every rank updates or none does: the gradient average is collective, so a
-            # rank left with no rows joins it with an empty batch
-            if all_reduce_sum(float(sel.numel()), dev) > 0:
-                # shortest first, so that each micro-batch is cut to its own longest row (Batch.trim)
-                sel = sel[batch.lengths()[sel].argsort(stable=True)]
-                batch = batch.rows(sel).trim() if sel.numel() else batch.rows(sel)
-                adv_sel = adv.to(dev)[sel]
-                logp_old = logp_ref = None
-                with torch.no_grad(), autocast(dev, cfg.amp):
-                    # several PPO epochs need logp_old frozen before the first update; one epoch does not
-                    if cfg.ppo_epochs > 1 and sel.numel():
-                        logp_old = logprobs_and_entropy(model, batch.idx, batch.mask)[0]
-                    if sel.numel():
-                        logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask)[0]
-                ptx = None
-                if cfg.sft_coef > 0:  # drawn with torch's generator, so --resume replays the same batches
-                    pick = torch.randint(len(demos), (PTX_BATCH,)).tolist()
-                    block = model.config.block_size
-                    ptx = collate([demos[i][0][:block] for i in pick], [demos[i][1][:block] for i in pick])
-                    ptx = ptx.to(dev)
-                first = None
-                for _ in range(cfg.ppo_epochs):
-                    stats = grpo_update(
-                        model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=dev, ptx=ptx
-                    )
-                    first = first or stats
-                    if stats.get("skipped"):
-                        echo(f"step {step}: non-finite loss or gradient — update skipped")
-                        break
-                m["entropy"] = first.get("entropy", 0.0)  # a rank with no rows measured nothing
-                m["sampler_logp_gap"] = first.get("sampler_logp_gap", 0.0)
-                policy.sync()
-            for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss"):
-                m[k] = stats.get(k, 0.0)
-            if cfg.sft_coef > 0:
-                m["sft_loss"] = stats.get("sft_loss", 0.0)
-            m.update(lr=cfg.lr, t_rollout=t_rollout, t_train=time.time() - t1, rows=int(sel.numel()))
+            m, rows = score_and_update(policy, ref, opt, eps, cfg, dev, demos, step, echo)
+            m.update(lr=cfg.lr, t_rollout=t_rollout, t_train=time.time() - t1, rows=rows)
             step += 1
             run.log(step, m)
-            progress(1, step=step, reward=m["reward_mean"], kl=m["kl"], pass_rate=m["pass_rate"],
-                     flagged=m["flagged"])  # fmt: skip
+            shown = {k: m[k] for k in ("kl", "pass_rate", "flagged")}
+            progress(1, step=step, reward=m["reward_mean"], **shown)
             kl = recent_kl(kl_window, m["kl"], m["rows"], dev)
             run.stopped = guard_stop(kl, cfg, step, last_ckpt, _flagged_all_ranks(eps, dev))
             if run.stopped:
@@ -350,6 +308,78 @@ def train_grpo(
     if run.publish_on_stop(step):
         last_ckpt = publish(step)
     return run.summary(step, last_ckpt)
+
+
+def policy_and_reference(
+    cfg: GRPOConfig, resume: bool, device
+) -> tuple[Policy, torch.nn.Module, str, dict | None]:
+    """The policy to train (cfg.model, or on --resume the latest checkpoint under cfg.out with its trainer
+    state) and the KL anchor: the run's starting policy, frozen. Returns (policy, reference, the reference's
+    path, trainer state or None)."""
+    trainer_state = None
+    if resume:
+        policy, trainer_state = resume_policy(cfg.out, "grpo", device)
+        ref_source = trainer_state["reference"]
+    else:
+        policy = Policy.load(cfg.model, device=device)
+        ref_source = str(registry.resolve(cfg.model))
+    ref, _ = registry.load(ref_source, device=device)
+    if ref.config.to_dict() != policy.model.config.to_dict():
+        raise IclawError(f"{ref_source}: reference architecture differs from the policy's")
+    return policy, ref.eval().requires_grad_(False), ref_source, trainer_state
+
+
+def score_and_update(policy, ref, opt, eps: list, cfg: GRPOConfig, device, demos, step: int, echo):
+    """One step's scoring and update: the step's metrics, and the number of rows it updated on. Groups whose
+    rewards all agree (A = 0) are left out, so every group may be; every rank updates or none does (the
+    gradient average is collective: a rank left with no rows joins it with an empty batch)."""
+    model = policy.model
+    rewards = torch.tensor([e.reward for e in eps], dtype=torch.float32)
+    adv = group_advantages(rewards, cfg.group_size)
+    m = {
+        "reward_mean": rewards.mean().item(),
+        "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
+        "frac_zero_std": (rewards.view(-1, cfg.group_size).std(dim=1) == 0).float().mean().item(),
+        **rollout_stats(eps),
+    }
+    batch = collate_episodes(eps).to(device)
+    sel = filter_zero_variance(rewards, cfg.group_size).nonzero().flatten().to(device)
+    stats: dict = {}
+    if all_reduce_sum(float(sel.numel()), device) > 0:
+        # shortest first, so that each micro-batch is cut to its own longest row (Batch.trim)
+        sel = sel[batch.lengths()[sel].argsort(stable=True)]
+        batch = batch.rows(sel).trim() if sel.numel() else batch.rows(sel)
+        adv_sel = adv.to(device)[sel]
+        logp_old = logp_ref = None
+        with torch.no_grad(), autocast(device, cfg.amp):
+            # several PPO epochs need logp_old frozen before the first update; one epoch does not
+            if cfg.ppo_epochs > 1 and sel.numel():
+                logp_old = logprobs_and_entropy(model, batch.idx, batch.mask)[0]
+            if sel.numel():
+                logp_ref = logprobs_and_entropy(ref, batch.idx, batch.mask)[0]
+        ptx = ptx_batch(demos, model.config.block_size, device) if cfg.sft_coef > 0 else None
+        first = None
+        for _ in range(cfg.ppo_epochs):
+            stats = grpo_update(model, opt, batch, adv_sel, logp_old, logp_ref, cfg, device=device, ptx=ptx)
+            first = first or stats
+            if stats.get("skipped"):
+                echo(f"step {step}: non-finite loss or gradient — update skipped")
+                break
+        m["entropy"] = first.get("entropy", 0.0)  # a rank with no rows measured nothing
+        m["sampler_logp_gap"] = first.get("sampler_logp_gap", 0.0)
+        policy.sync()
+    for k in ("kl", "clip_frac", "clip_frac_low", "clip_frac_high", "grad_norm", "loss"):
+        m[k] = stats.get(k, 0.0)
+    if cfg.sft_coef > 0:
+        m["sft_loss"] = stats.get("sft_loss", 0.0)
+    return m, int(sel.numel())
+
+
+def ptx_batch(demos: list, block: int, device) -> Batch:
+    """PPO-ptx's batch: PTX_BATCH demonstrations, cut to the model's block, drawn with torch's generator (so
+    --resume replays the same batches)."""
+    pick = torch.randint(len(demos), (PTX_BATCH,)).tolist()
+    return collate([demos[i][0][:block] for i in pick], [demos[i][1][:block] for i in pick]).to(device)
 
 
 # The KL guard reads the mean over the last 5 steps that updated, not one step's KL: with groups of equal rewards

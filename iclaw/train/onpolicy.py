@@ -108,9 +108,18 @@ class OnPolicyRun:
 
     @classmethod
     def start(
-        cls, kind: str, cfg: OnPolicyConfig, trainer_state: dict | None, *, rank: int, world: int,
-        device: torch.device, store=None, log_dir: str = "runs", run_id: str | None = None,
-    ) -> OnPolicyRun:  # fmt: skip
+        cls,
+        kind: str,
+        cfg: OnPolicyConfig,
+        trainer_state: dict | None,
+        *,
+        rank: int,
+        world: int,
+        device: torch.device,
+        store=None,
+        log_dir: str = "runs",
+        run_id: str | None = None,
+    ) -> OnPolicyRun:
         """A fresh run, or the continuation of the one `trainer_state` was saved by (its run_id, its step, its
         token count: a resumed run logs into the same metrics as if it had never stopped)."""
         if trainer_state is not None:
@@ -125,9 +134,20 @@ class OnPolicyRun:
             max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens, temperature=1.0
         )
         published_step = start_step if trainer_state is not None else None
-        return cls(kind=kind, cfg=cfg, run_id=run_id, rank=rank, world=world, device=device, store=store,
-                   start_step=start_step, sampled_tokens=sampled_tokens, episode_cfg=episode_cfg,
-                   metrics_log=metrics_log, published_step=published_step)  # fmt: skip
+        return cls(
+            kind=kind,
+            cfg=cfg,
+            run_id=run_id,
+            rank=rank,
+            world=world,
+            device=device,
+            store=store,
+            start_step=start_step,
+            sampled_tokens=sampled_tokens,
+            episode_cfg=episode_cfg,
+            metrics_log=metrics_log,
+            published_step=published_step,
+        )
 
     # ----------------------------------------------------------------------------------------- each step
 

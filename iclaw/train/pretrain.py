@@ -206,8 +206,11 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         # experts that no token on this rank picked get no gradient: DDP must be told to expect that
-        train_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
-                          find_unused_parameters=model.config.mlp == "moe")  # fmt: skip
+        train_model = DDP(
+            model,
+            device_ids=[device.index] if device.type == "cuda" else None,
+            find_unused_parameters=model.config.mlp == "moe",
+        )
 
     tokens_per_step = cfg.batch * cfg.seq * cfg.accum * world
     total_steps = max(1, math.ceil(cfg.tokens / tokens_per_step))
@@ -259,13 +262,26 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
             "rng": _rng_state(device),
             "config": asdict(cfg),
         }
-        meta = {"source": "pretrain", "step": step, "parent": parent, "tokens_seen": tokens_seen,
-                "val_loss": val_loss, "optimizer": cfg.optimizer, "data": str(cfg.data)}  # fmt: skip
+        meta = {
+            "source": "pretrain",
+            "step": step,
+            "parent": parent,
+            "tokens_seen": tokens_seen,
+            "val_loss": val_loss,
+            "optimizer": cfg.optimizer,
+            "data": str(cfg.data),
+        }
         return registry.publish(cfg.out, model, meta=meta, trainer_state=trainer_state)
 
     with bar:
-        task = bar.add_task(cfg.out or "pretrain", total=total_steps * tokens_per_step, loss=float("nan"), tps=0.0,
-                            mfu=0.0, completed=step * tokens_per_step)  # fmt: skip
+        task = bar.add_task(
+            cfg.out or "pretrain",
+            total=total_steps * tokens_per_step,
+            loss=float("nan"),
+            tps=0.0,
+            mfu=0.0,
+            completed=step * tokens_per_step,
+        )
         while step < total_steps:
             if stop_requested():  # a first Ctrl-C (common.stop_on_ctrl_c): save below, where it stopped
                 summary["stopped"] = INTERRUPTED
@@ -307,8 +323,10 @@ def pretrain(cfg: PretrainConfig, *, progress: bool = True) -> tuple[GPT, dict]:
             if master and (last or (cfg.eval_every and step % cfg.eval_every == 0)):
                 v = evaluate(model, val_data, cfg, device)
                 summary["val_history"].append((step, tokens_seen, v))
-                bar.console.print(f"step {step}/{total_steps}  train {loss_val:.4f}  val {v:.4f}  lr {lr:.2e}",
-                                  highlight=False)  # fmt: skip
+                bar.console.print(
+                    f"step {step}/{total_steps}  train {loss_val:.4f}  val {v:.4f}  lr {lr:.2e}",
+                    highlight=False,
+                )
             if not last and cfg.save_every and step % cfg.save_every == 0:
                 save(summary["val_history"][-1][2] if summary["val_history"] else None)
 
