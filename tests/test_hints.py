@@ -82,7 +82,9 @@ def test_hints_from_real_failures(folder):
     (build,) = hints_of("bash", "./build.sh ann", folder)
     assert build == H.Hint("command", "./build.sh", ("bash build.sh",))
     assert H.substitute("bash", "./build.sh ann", build) == ["bash build.sh ann"]
-    assert hints_of("bash", "src/app.py", folder)[0] == H.Hint("command", "src/app.py", ("python3 src/app.py",))
+    assert hints_of("bash", "src/app.py", folder)[0] == H.Hint(
+        "command", "src/app.py", ("python3 src/app.py",)
+    )
     ok = Sandbox(workspace=True).run("bash", "cat notes.txt", folder)
     assert H.find_hints("bash", "cat notes.txt", ok.stdout, ok.stderr, ok.exit_code, folder) == []
 
