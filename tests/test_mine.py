@@ -196,3 +196,32 @@ def test_train_from_a_store_with_no_failures_is_one_line(tmp_path):
         r.returncode == 2 and "nothing to train on: no failed command followed by one that worked" in r.stderr
     )
     assert "mined 0 task(s)" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_sft_imitates_the_fixes_in_the_store(tmp_path, monkeypatch):
+    """`train sft --model iclaw-small --from-db`: the user's own correction (`cta` failed, they typed `cat`) is
+    mined, re-run in its rebuilt folder and imitated; the result is a checkpoint that loads. A store with
+    nothing mined is one line, nothing trained."""
+    from iclaw.model import registry
+    from iclaw.store import Store
+
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("milk\neggs\n")
+    failed = call(0, "bash", "cta notes.txt", 127, stderr="bash: cta: command not found", cwd=str(work))
+    by_hand = call(0, "bash", "cat notes.txt", 0, stdout="milk\neggs\n", cwd=str(work))
+    with Store(tmp_path / "t.db") as store:
+        store.log_episode(source="fix", tool_calls=[failed])
+        store.log_episode(source="fix", tool_calls=[by_hand])
+    args = ("train", "sft", "--model", "iclaw-small", "--from-db", "--db", str(tmp_path / "t.db"))
+    r = run_iclaw(*args, "--steps", "2", "--batch-size", "2", "--out", "mine")
+    assert r.returncode == 0, r.stderr
+    assert "mined 1 task(s)" in r.stdout and "from the trajectory store → mine" in r.stdout
+    model, _ = registry.load("mine")
+    assert model.config.to_dict() == registry.load("iclaw-small")[0].config.to_dict()
+    with Store(tmp_path / "empty.db") as store:
+        store.log_episode(source="fix", tool_calls=[by_hand])
+    r = run_iclaw(*args[:5], "--db", str(tmp_path / "empty.db"), "--out", "none")
+    assert r.returncode == 2 and "nothing to train on" in r.stderr and "Traceback" not in r.stderr
+    assert not registry.is_registered("none")

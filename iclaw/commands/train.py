@@ -23,8 +23,14 @@ def register(app: typer.Typer) -> None:
     "sft", help="Supervised warm-up on reference fixes in the agent protocol (policy tokens only)."
 )
 def sft_cmd(
-    tasks: Path = typer.Option(
-        ..., "--tasks", help="JSONL task file; tasks with a `reference` become demonstrations."
+    tasks: Path | None = typer.Option(
+        None, "--tasks", help="JSONL task file; tasks with a `reference` become demonstrations."
+    ),
+    from_db: bool = typer.Option(
+        False,
+        "--from-db",
+        help="Also imitate the fixes mined from the trajectory store: your own failures, fixed by iclaw or by "
+        "you (expert iteration; with --model iclaw-small --lr 3e-4 --steps 100, docs/LOG.md 2026-12-07).",
     ),
     out: str = typer.Option(..., "--out", help="Registry name to publish the trained model under."),
     init: str | None = typer.Option(
@@ -56,6 +62,7 @@ def sft_cmd(
     ),
     seed: Seed = 0,
     device: Device = None,
+    db: Db = None,
     unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     import torch
@@ -69,10 +76,10 @@ def sft_cmd(
         console,
         interrupted,
         live_progress,
-        load_task_file,
         new_run_id,
         safe_sandbox,
         stop_on_ctrl_c,
+        task_pool,
     )
     from iclaw.train.sft import SFTConfig, demonstrations, train_sft
 
@@ -84,7 +91,8 @@ def sft_cmd(
         )
     registry.check_name(out)
     sandbox = safe_sandbox(unsafe_no_sandbox)
-    task_list = load_task_file(tasks, sandbox)
+    task_list = task_pool(tasks, from_db, db, sandbox=sandbox)
+    where = " and ".join(str(x) for x in (tasks, "the trajectory store" if from_db else None) if x)
     for flag, frac in (("--look-first", look_first), ("--retry", retry)):
         if not 0.0 <= frac <= 1.0:
             raise IclawError(f"{flag}: {frac} is not a fraction between 0 and 1")
@@ -92,7 +100,7 @@ def sft_cmd(
         raise IclawError(f"--look-first {look_first} + --retry {retry} exceed 1 (each task gets at most one)")
     examples = demonstrations(task_list, sandbox, look_first=look_first, retry=retry, seed=seed)
     if not examples:
-        raise IclawError(f"{tasks}: no task has a `reference` fix, so there is nothing to imitate")
+        raise IclawError(f"{where}: no task has a `reference` fix, so there is nothing to imitate")
     dev = torch.device(device) if device else default_device()
     torch.manual_seed(seed)
     if init is not None:  # from scratch: by default only the ids the demonstrations use get rows
@@ -105,8 +113,8 @@ def sft_cmd(
         lr=lr, batch_size=batch_size, steps=None if minutes else steps, minutes=minutes, seed=seed
     )
     run_id = new_run_id("sft")
-    log = MetricsLog(run_id, None, config={"tasks": str(tasks), "out": out, **cfg.__dict__})
-    console.print(f"SFT on {len(examples)} demonstrations from {tasks} → {out}  (run {run_id})")
+    log = MetricsLog(run_id, None, config={"tasks": where, "out": out, **cfg.__dict__})
+    console.print(f"SFT on {len(examples)} demonstrations from {where} → {out}  (run {run_id})")
     total = int(minutes * 60) if minutes else steps
     with stop_on_ctrl_c(), live_progress(total, f"SFT → {out}") as progress:
         res = train_sft(net, examples, cfg, device=dev, progress=progress, log=log.log)
