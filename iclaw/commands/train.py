@@ -30,7 +30,8 @@ def sft_cmd(
         False,
         "--from-db",
         help="Also imitate the fixes mined from the trajectory store: your own failures, fixed by iclaw or by "
-        "you (expert iteration; with --model iclaw-small --lr 3e-4 --steps 100, docs/LOG.md 2026-12-07).",
+        "you (expert iteration). With --tasks of generated train tasks rehearsed beside them, the rest is kept "
+        "(docs/LOG.md 2026-12-07: --model iclaw-small --lr 3e-4 --steps 100).",
     ),
     out: str = typer.Option(..., "--out", help="Registry name to publish the trained model under."),
     init: str | None = typer.Option(
@@ -91,13 +92,13 @@ def sft_cmd(
         )
     registry.check_name(out)
     sandbox = safe_sandbox(unsafe_no_sandbox)
-    task_list = task_pool(tasks, from_db, db, sandbox=sandbox)
-    where = " and ".join(str(x) for x in (tasks, "the trajectory store" if from_db else None) if x)
     for flag, frac in (("--look-first", look_first), ("--retry", retry)):
         if not 0.0 <= frac <= 1.0:
             raise IclawError(f"{flag}: {frac} is not a fraction between 0 and 1")
     if look_first + retry > 1.0:
         raise IclawError(f"--look-first {look_first} + --retry {retry} exceed 1 (each task gets at most one)")
+    task_list = task_pool(tasks, from_db, db, sandbox=sandbox)  # after the flags: a bad one mines nothing
+    where = " and ".join(str(x) for x in (tasks, "the trajectory store" if from_db else None) if x)
     examples = demonstrations(task_list, sandbox, look_first=look_first, retry=retry, seed=seed)
     if not examples:
         raise IclawError(f"{where}: no task has a `reference` fix, so there is nothing to imitate")
