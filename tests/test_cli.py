@@ -92,6 +92,8 @@ def test_every_removed_option_is_one_clear_error_naming_what_replaced_it():
          "--filter-zero-variance: removed: groups whose rewards all agree are always skipped"),
         (["distill", "--teacher", "a", "--student", "b", "--temperature", "0.7"],
          "--temperature: removed: rollouts sample at temperature 1"),
+        (["bench", "sample", "--model", "demo", "--json"],
+         "iclaw bench sample: removed: python benchmarks/bench_sample.py times the sampler"),
     ]  # fmt: skip
     for argv, message in cases:
         r = CliRunner().invoke(app, argv)

@@ -1,15 +1,14 @@
-"""`iclaw bench arch` (every architecture variant trained on the same data and tokens, compared: iclaw/lab/
-bench_arch.py) and `iclaw bench sample` (sampler throughput). Only typer and the stdlib at module level."""
+"""`iclaw bench arch`: every architecture variant trained on the same data and tokens, compared (iclaw/lab/
+bench_arch.py). Only typer and the stdlib at module level."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import typer
 
 from iclaw.commands.options import parse_count
+from iclaw.errors import IclawError
 
 bench_app = typer.Typer(help="Benchmarks that print a table and write JSON.", no_args_is_help=True)
 
@@ -53,54 +52,12 @@ def bench_arch_cmd(
     console.print(f"wrote {out} and {png}", highlight=False)
 
 
-@bench_app.command("sample", help="Sampler throughput (tokens/s) on a model, batched with the KV cache.")
-def bench_sample(
-    model: str | None = typer.Option(
-        None, "--model", help="Registry name or path (default: random --config weights)."
-    ),
-    config: str = typer.Option(
-        "tiny", "--config", help="Preset for random weights when --model is not given."
-    ),
-    batch: int = typer.Option(8, "--batch"),
-    prompt_len: int = typer.Option(64, "--prompt-len"),
-    new_tokens: int = typer.Option(64, "--new-tokens"),
-    dtype: str = typer.Option(
-        "auto", "--dtype", help="auto (bf16 where supported, as the agent samples) | fp32."
-    ),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    import time
-
-    import torch
-
-    from iclaw.agent.policy import Policy
-    from iclaw.model.gpt import GPT, preset
-
-    if model is not None:
-        policy = Policy.load(model, fast_sampling=dtype != "fp32")
-    else:
-        torch.manual_seed(0)
-        policy = Policy(GPT(preset(config)), name=config, fast_sampling=dtype != "fp32")
-    prompts = torch.randint(0, 50257, (batch, prompt_len)).tolist()
-    policy.sample(prompts, 4, seed=0)  # warm-up
-    t0 = time.perf_counter()
-    s = policy.sample(prompts, new_tokens, temperature=1.0, seed=0)
-    dt = time.perf_counter() - t0
-    n = sum(len(t) for t in s.tokens)
-    res = {
-        "tokens_per_s": n / dt,
-        "tokens": n,
-        "seconds": dt,
-        "batch": batch,
-        "prompt_len": prompt_len,
-        "new_tokens": new_tokens,
-        "dtype": str(policy.sample_dtype).replace("torch.", ""),
-        "device": str(policy.device),
-        "threads": torch.get_num_threads(),
-    }
-    if as_json:
-        sys.stdout.write(json.dumps(res) + "\n")
-    else:
-        print(
-            f"{res['tokens_per_s']:.1f} tokens/s ({n} tokens in {dt:.2f}s, batch {batch}, {res['dtype']}, {res['device']})"
-        )
+# `iclaw bench sample` measured the sampler alone; benchmarks/ does it against a peer, and on a GPU.
+@bench_app.command(
+    "sample", hidden=True, context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def bench_sample_removed() -> None:
+    raise IclawError(
+        "iclaw bench sample: removed: python benchmarks/bench_sample.py times the sampler (beside "
+        "transformers' generate), python benchmarks/gpu_check.py --only sample on a GPU"
+    )
