@@ -36,12 +36,7 @@ def register(app: typer.Typer) -> None:
 
 def chat(
     model: str = typer.Option("iclaw-small", "--model", "-m", envvar="ICLAW_MODEL", help=MODEL_HELP),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help=YES_HELP,
-    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
     db: Db = None,
     net: bool = typer.Option(False, "--net", help="Allow network access inside the sandbox."),
     max_turns: int = typer.Option(3, "--max-turns", help="Model turns (tool calls) per fix attempt."),
@@ -62,12 +57,7 @@ def chat(
 def fix(
     command: str = typer.Argument(..., help="The broken command (multi-line text or --python: Python code)."),
     model: str = typer.Option("iclaw-small", "--model", "-m", envvar="ICLAW_MODEL", help=MODEL_HELP),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help=YES_HELP,
-    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
     as_json: bool = typer.Option(
         False, "--json", help='Print {"fixed", "command", "exit_code", "episode", "changed"} on stdout.'
     ),
@@ -82,36 +72,9 @@ def fix(
         "(0: none).",
     ),
 ) -> None:
-    raise typer.Exit(
-        fix_main(
-            command,
-            model=model,
-            yes=yes,
-            as_json=as_json,
-            db=db,
-            max_turns=max_turns,
-            net=net,
-            python=python,
-            temperature=temperature,
-        )
-    )
-
-
-def fix_main(
-    command: str,
-    *,
-    model: str,
-    yes: bool,
-    as_json: bool,
-    db: Path | None,
-    max_turns: int,
-    net: bool,
-    python: bool,
-    temperature: float,
-) -> int:
-    """`iclaw fix`: returns the process exit code (0: fixed, see FixResult.fixed; 1: not fixed;
-    130: cancelled). The transcript goes to stderr; stdout gets only the fixed command (or, with --json,
-    one JSON object), so `$(iclaw fix ...)` and `iclaw fix ... --json | jq` work."""
+    """`iclaw fix` exits 0: fixed (see FixResult.fixed), 1: not fixed, 130: cancelled. The transcript goes to
+    stderr; stdout gets only the fixed command (or, with --json, one JSON object), so `$(iclaw fix ...)` and
+    `iclaw fix ... --json | jq` work."""
     import json
     import os
     import sys
@@ -175,6 +138,4 @@ def fix_main(
         print(json.dumps(res.to_json(), ensure_ascii=False))
     elif res.fixed:
         print(res.command)
-    if res.cancelled:
-        return 130
-    return 0 if res.fixed else 1
+    raise typer.Exit(130 if res.cancelled else 0 if res.fixed else 1)

@@ -326,11 +326,6 @@ def load_trainer_state(path: Path | str) -> dict | None:
     return torch_load(file, allow_unsafe=True, warn=False)
 
 
-def checkpoint_files_ok(path: Path) -> bool:
-    """Cheap completeness check of a native checkpoint dir (used by tests and `models info`)."""
-    return (Path(path) / MODEL_FILE).is_file() and is_native(path)
-
-
 def stale_tmp_dirs(parent: Path) -> list[Path]:
     """Hidden ".NAME.tmp-PID-RAND" siblings left by saves whose process is gone (safe to delete: a tmp dir is
     never the only copy of anything)."""

@@ -154,44 +154,10 @@ class Store:
 
     # -- writing -------------------------------------------------------------------------------------
 
-    def log_episode(
-        self,
-        *,
-        source: str,
-        task_id: str | None = None,
-        model: str | None = None,
-        checkpoint: str | None = None,
-        run_id: str | None = None,
-        step: int | None = None,
-        reward: float | None = None,
-        status: str | None = None,
-        family: str | None = None,
-        started_at: str | None = None,
-        ended_at: str | None = None,
-        final_command: str | None = None,
-        meta: dict | None = None,
-        turns: list[dict] = (),
-        tool_calls: list[dict] = (),
-    ) -> int:
-        """Write one episode with its turns and tool calls in one transaction; returns its id."""
-        episode = dict(
-            source=source,
-            task_id=task_id,
-            model=model,
-            checkpoint=checkpoint,
-            run_id=run_id,
-            step=step,
-            reward=reward,
-            status=status,
-            family=family,
-            started_at=started_at,
-            ended_at=ended_at,
-            final_command=final_command,
-            meta=meta,
-            turns=turns,
-            tool_calls=tool_calls,
-        )
-        return self.log_episodes([episode])[0]
+    def log_episode(self, *, source: str, **fields) -> int:
+        """Write one episode with its turns and tool calls in one transaction; returns its id. `fields`: any
+        column of schema.EPISODE_COLUMNS (meta a dict), plus "turns" and "tool_calls" (lists of dicts)."""
+        return self.log_episodes([dict(fields, source=source)])[0]
 
     def log_episodes(self, episodes: list[dict]) -> list[int]:
         """Write many episodes (e.g. one GRPO step's rollouts) in one transaction; returns their ids."""
