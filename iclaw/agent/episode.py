@@ -188,20 +188,7 @@ def run_episodes(
         results = sandbox.run_many([(a.kind, a.code, e.workdir) for e, a in calls]) if calls else []
         for (e, a), r in zip(calls, results):
             e.last_call[a.kind] = a.code
-            e.tool_calls.append(
-                {
-                    "turn": turn,
-                    "tool": a.kind,
-                    "input": a.code,
-                    "stdout": r.stdout,
-                    "stderr": r.stderr,
-                    "exit_code": r.exit_code,
-                    "duration_ms": r.duration_ms,
-                    "timed_out": r.timed_out,
-                    "signal": r.signal,
-                    "cwd": str(e.workdir),
-                }
-            )
+            e.tool_calls.append(r.row(turn, e.workdir))
             if on_event:
                 on_event("result", e, {"action": a, "result": r})
             out, err = (unroot(x, e.workdir) for x in (r.stdout, r.stderr))

@@ -124,22 +124,6 @@ def classify(text: str) -> tuple[str, str]:
     return "bash", stripped.strip()
 
 
-def tool_call_row(result, turn: int, cwd: Path) -> dict:
-    """A ToolResult as a store tool_calls row (the same keys run_episodes writes)."""
-    return {
-        "turn": turn,
-        "tool": result.tool,
-        "input": result.input,
-        "stdout": result.stdout,
-        "stderr": result.stderr,
-        "exit_code": result.exit_code,
-        "duration_ms": result.duration_ms,
-        "timed_out": result.timed_out,
-        "signal": result.signal,
-        "cwd": str(cwd),
-    }
-
-
 class Fixer:
     """Runs "try it, then fix it" turns for one policy in one working directory, logging each to `store`."""
 
@@ -204,7 +188,7 @@ class Fixer:
             )
             request = format_request(kind, code, out)
         user_turn = {"turn": 0, "role": "user", "text": request or code}
-        call0 = tool_call_row(first, 0, self.cwd)  # turn 0: the user's own run
+        call0 = first.row(0, self.cwd)  # turn 0: the user's own run
         res.episode_id = self.store.begin_episode(
             source=self.source,
             model=self.policy.name or self.model_name,
@@ -332,7 +316,7 @@ class Fixer:
             if action is None:
                 continue
             r = self.sandbox.run(kind, action.code, self.cwd)
-            ep.tool_calls.append(tool_call_row(r, ep.n_turns, self.cwd))
+            ep.tool_calls.append(r.row(ep.n_turns, self.cwd))
             ep.last_call[kind] = ep.final = action.code
             write_then_show("result", ep, {"action": action, "result": r})
             return

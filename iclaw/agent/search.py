@@ -29,7 +29,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iclaw.agent.protocol import format_output
 from iclaw.tools import hints as H
 
 COPY_FILES = 2000  # entries: a project folder; beyond this only what the candidates name is copied
@@ -267,12 +266,6 @@ def more_hints(kind: str, typed: str, cands: list[Candidate], cwd: Path, **kw) -
         hs = H.find_hints(kind, c.code, r.stdout, r.stderr, r.exit_code, cwd, **kw)
         out += hint_candidates(kind, c.code, hs)
     return out
-
-
-def observation(kind: str, code: str, r, cwd: Path, limit: int, **kw) -> tuple[str, list[H.Hint]]:
-    """What the policy is shown of a run: format_output plus the hint line, and the hints themselves."""
-    hs = H.find_hints(kind, code, r.stdout, r.stderr, r.exit_code, cwd, **kw)
-    return format_output(r.stdout, r.stderr, r.exit_code, limit, hint=H.render(hs)), hs
 
 
 def score(policy, request: str, kind: str, cands: list[Candidate]) -> None:

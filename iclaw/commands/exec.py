@@ -75,7 +75,7 @@ def exec_cmd(
         from iclaw.store import Store
 
         with Store(db) as store:
-            call = result.to_dict() | {"turn": 0, "cwd": None if tmp else str(workdir)}
+            call = result.row(0, None if tmp else workdir)
             eid = store.log_episode(
                 source="exec",
                 started_at=started,

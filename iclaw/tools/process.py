@@ -43,6 +43,10 @@ class ToolResult:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def row(self, turn: int, cwd) -> dict:
+        """This call as a store tool_calls row (schema.TOOL_CALL_COLUMNS; store/schema.py call_rows)."""
+        return self.to_dict() | {"turn": turn, "cwd": None if cwd is None else str(cwd)}
+
 
 class _Capture:
     """Bytes from one pipe, kept up to `cap`; the rest is read and dropped so the writer never blocks."""
