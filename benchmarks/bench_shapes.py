@@ -139,7 +139,7 @@ def main() -> None:
         res = chat_first_answer([*iclaw, "chat", "--model", "124m", "--yes", "--max-turns", "1"], env, ws, "cta notes.txt")  # fmt: skip
         row("iclaw chat --model 124m (to its first answer)", res)
     if {"124m", "760m"} <= set(sizes):
-        cmd = ["distill", "--teacher", "760m", "--student", "124m", "--tasks", str(tasks), "--steps", "2", "--group-size", "4", "--tasks-per-step", "2", "--max-new-tokens", "16"]  # fmt: skip
+        cmd = ["distill", "--teacher", "760m", "--student", "124m", "--tasks", str(tasks), "--steps", "2", "--group-size", "4", "--tasks-per-step", "2", "--set", "max_new_tokens=16"]  # fmt: skip
         row("iclaw " + " ".join(cmd), timed([*iclaw, *cmd], env, ws), 2)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -60,17 +60,21 @@ def test_train_grpo_and_distill_flags_default_to_their_config():
     for every default, train/config.py), and GRPOConfig's are the recipe that trained the shipped policy."""
     from iclaw.commands.distill import distill
     from iclaw.commands.train import grpo_cmd
-    from iclaw.train.config import DistillConfig, GRPOConfig
+    from iclaw.train.config import DistillConfig, GRPOConfig, OnPolicyConfig
     from iclaw.train.recipe import RecipeConfig, grpo_config
 
+    shared = {}  # the OnPolicyConfig knobs each command has a flag for: the same in both
     for cmd, config in ((grpo_cmd, GRPOConfig()), (distill, DistillConfig())):
         params = inspect.signature(cmd).parameters
-        named = [n for n in params if hasattr(config, n) and (n, cmd) != ("out", distill)]  # STUDENT-distill
+        visible = [n for n in params if not getattr(params[n].default, "hidden", False)]  # moved: --set
+        named = [n for n in visible if hasattr(config, n) and (n, cmd) != ("out", distill)]  # STUDENT-distill
         assert len(named) >= 10, named
+        shared[cmd] = {n for n in visible if hasattr(OnPolicyConfig, n)}
         for n in named:
             d = params[n].default
             d = getattr(d, "default", d)  # a typer.Option, or the plain default of a shared option
             assert d in (getattr(config, n), ...), n  # ...: required (distill's --teacher, --student)
+    assert shared[grpo_cmd] == shared[distill] and "overrides" in inspect.signature(distill).parameters
     recipe = grpo_config(RecipeConfig())
     assert {k: v for k, v in vars(recipe).items() if k not in ("model", "out", "steps", "minutes")} == {
         k: v for k, v in vars(GRPOConfig()).items() if k not in ("model", "out", "steps", "minutes")
@@ -92,6 +96,9 @@ def test_every_removed_option_is_one_clear_error_naming_what_replaced_it():
          "--filter-zero-variance: removed: groups whose rewards all agree are always skipped"),
         (["distill", "--teacher", "a", "--student", "b", "--temperature", "0.7"],
          "--temperature: removed: rollouts sample at temperature 1"),
+        (["distill", "--teacher", "a", "--student", "b", "--max-new-tokens", "48"],
+         "--max-new-tokens: moved: --set max_new_tokens=48, as in `iclaw train grpo`"),
+        (["distill", "--teacher", "a", "--student", "b", "--set", "curriculum=1"], "--set curriculum=1: removed: "),
         (["bench", "sample", "--model", "demo", "--json"],
          "iclaw bench sample: removed: python benchmarks/bench_sample.py times the sampler"),
     ]  # fmt: skip

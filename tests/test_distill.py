@@ -270,6 +270,8 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
         max_turns=2,
         amp=False,
         lr=1e-3,
+        kl="sampled",
+        warmup=1,
     )
     kw = dict(
         sandbox=sandbox,
@@ -280,6 +282,7 @@ def test_distill_steps_publish_log_and_resume(home, sandbox):
     )
     with Store(home / "t.db") as store:
         s = train_distill(cfg, TASKS, store=store, **kw)
+        assert [p["step"] for p in s["probes"]] == [0, 1]  # before any update, and at the last step
         assert s["steps"] == 1 and len(s["history"]) == 1 and s["stopped"] is None
         h = s["history"][0]
         for k in (
@@ -423,3 +426,38 @@ def test_cli_module_is_light_and_reports_bad_input(home, tmp_path):
         run_distill(DistillConfig(teacher="student", student="student", group_size=1, reward_weight=0.5))
     with pytest.raises(IclawError, match=r"--teacher-dtype: unknown dtype 'half' \(known: auto, float32"):
         run_distill(DistillConfig(teacher="student", student="student", teacher_dtype="half"))
+
+
+def test_the_probe_reads_zero_for_the_teacher_itself_and_the_same_value_twice(home, sandbox):
+    """The probe KL (fixed tasks, fixed sampling seed): exactly 0, exact and sampled, when the student is the
+    teacher; above 0 for another model; the same reading for the same weights; in probe.jsonl from step 0."""
+    from iclaw.agent.episode import EpisodeConfig
+    from iclaw.agent.policy import Policy
+    from iclaw.train.distill import PROBE_SEED, PROBE_TASKS, probe_kl
+    from iclaw.train.onpolicy import sample_tasks
+
+    registry.publish("student", tiny(0), meta={"source": "test"})
+    registry.publish("teacher", tiny(1), meta={"source": "test"})
+    cfg = DistillConfig(teacher="teacher", student="student", amp=False, max_new_tokens=8, max_turns=1)
+    ep, dev = EpisodeConfig(max_turns=1, max_new_tokens=8), torch.device("cpu")
+    student = Policy.load(registry.resolve("student"))
+    teacher = registry.load("teacher")[0]
+    probe = sample_tasks(TASKS, min(PROBE_TASKS, len(TASKS)), step=0, seed=PROBE_SEED)  # as train_distill
+    read = lambda t: probe_kl(student, t, probe, sandbox, Verifier(sandbox), ep, cfg, dev, dev)  # noqa: E731
+    same = read(student.model)
+    assert same["probe_kl"] == pytest.approx(0.0, abs=1e-6) and same["probe_kl_sampled"] == pytest.approx(
+        0.0, abs=1e-6
+    )
+    other = read(teacher)
+    assert other["probe_kl"] > 0.01 and read(teacher) == other
+    out = train_distill(
+        DistillConfig(**{**cfg.__dict__, "out": "d", "steps": 2, "probe_every": 2, "tasks_per_step": 2}),
+        TASKS,
+        sandbox=sandbox,
+        verifier=Verifier(sandbox),
+        device="cpu",
+        log_dir=str(home / "runs"),
+        show_progress=False,
+    )
+    lines = (home / "runs" / out["run_id"] / "probe.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == [0, 2] and out["probes"][0] == {"step": 0, **other}

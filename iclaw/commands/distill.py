@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 from iclaw.commands.options import Db, Device, Seed, Unsafe, refuse_removed, removed_flag
-from iclaw.train.config import DistillConfig  # torch-free: the flags default to its fields
+from iclaw.errors import IclawError
+from iclaw.train.config import REMOVED, DistillConfig  # torch-free: the flags default to its fields
 
 
 def register(app: typer.Typer) -> None:
@@ -48,19 +49,19 @@ def distill(
     lr: float = typer.Option(DistillConfig.lr, "--lr"),
     temperature: str | None = removed_flag("--temperature"),
     max_turns: int = typer.Option(DistillConfig.max_turns, "--max-turns"),
-    max_new_tokens: int = typer.Option(
-        DistillConfig.max_new_tokens, "--max-new-tokens", help="Per policy turn."
-    ),
-    ppo_epochs: int = typer.Option(DistillConfig.ppo_epochs, "--ppo-epochs"),
-    save_every: int = typer.Option(DistillConfig.save_every, "--save-every"),
     minutes: float | None = typer.Option(
         DistillConfig.minutes, "--minutes", help="Optional wall-clock budget."
     ),
-    max_tokens: int | None = typer.Option(
-        DistillConfig.max_tokens,
-        "--max-tokens",
-        help="Stop once this many policy tokens have been sampled (compare runs at equal tokens).",
+    overrides: list[str] = typer.Option(
+        [],
+        "--set",
+        help="FIELD=VALUE for any other DistillConfig field (iclaw/train/config.py), as `train grpo --set`: "
+        "e.g. --set max_new_tokens=48 --set max_tokens=200000 --set warmup=0 --set probe_every=5; repeatable.",
     ),
+    max_new_tokens: str | None = removed_flag("--max-new-tokens"),
+    ppo_epochs: str | None = removed_flag("--ppo-epochs"),
+    save_every: str | None = removed_flag("--save-every"),
+    max_tokens: str | None = removed_flag("--max-tokens"),
     resume: bool = typer.Option(False, "--resume", help="Continue the run published under --out exactly."),
     seed: Seed = 0,
     device: Device = None,
@@ -75,9 +76,20 @@ def distill(
     db: Db = None,
     unsafe_no_sandbox: Unsafe = False,
 ) -> None:
+    from iclaw.train.common import apply_overrides
     from iclaw.train.distill import run_distill
 
     refuse_removed(temperature=temperature)
+    for flag, value in (
+        ("max_new_tokens", max_new_tokens),
+        ("ppo_epochs", ppo_epochs),
+        ("save_every", save_every),
+        ("max_tokens", max_tokens),
+    ):
+        if value is not None:  # these knobs are `--set FIELD=...` in both trainers now, as in train grpo
+            raise IclawError(
+                f"--{flag.replace('_', '-')}: moved: --set {flag}={value}, as in `iclaw train grpo`"
+            )
     cfg = DistillConfig(
         teacher=teacher,
         student=student,
@@ -89,15 +101,12 @@ def distill(
         tasks_per_step=tasks_per_step,
         lr=lr,
         max_turns=max_turns,
-        max_new_tokens=max_new_tokens,
-        ppo_epochs=ppo_epochs,
-        save_every=save_every,
         minutes=minutes,
-        max_tokens=max_tokens,
         seed=seed,
         teacher_device=teacher_device,
         teacher_dtype=teacher_dtype,
     )
+    cfg = apply_overrides(cfg, overrides, removed=REMOVED)
     run_distill(
         cfg,
         tasks_file=tasks,

@@ -57,16 +57,23 @@ class GRPOConfig(OnPolicyConfig):
 @dataclass
 class DistillConfig(OnPolicyConfig):
     out: str = "distill"
-    group_size: int = 4  # G student episodes per task (>= 2 only needed when reward_weight != 0)
-    max_turns: int = 2
-    max_new_tokens: int = 48
+    # pure distillation needs no group baseline: G = 1 and many distinct tasks a step (8 tasks x 8 samples
+    # saw 0.4M tokens of 64 tasks' worth of states in a whole run and learned nothing; docs/LOG.md 2026-12-04)
+    group_size: int = 1
+    tasks_per_step: int = 32
     micro_batch: int = 16  # full mode holds two (tokens x vocab) float32 tensors
     teacher: str = "760m"  # registry name or path of the teacher (frozen)
     student: str = "124m"  # registry name or path of the starting student
-    kl: str = "sampled"  # sampled | full
+    # the exact KL over the vocabulary where both share it: a whole distribution per token, not one sample
+    kl: str = "full"  # full | sampled (the teacher needs only a row for each id the student writes)
     reward_weight: float = 0.0  # W: weight of the verifier's GRPO advantage added to the distillation term
     teacher_device: str | None = None  # None = the student's device
     teacher_dtype: str = "auto"  # auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16
+    # a fresh AdamW straight after SFT (Muon) at full lr jolts the student; ramp lr up over these steps
+    warmup: int = 10
+    # the headline KL: exact and sampled KL on a fixed probe (PROBE_TASKS x PROBE_SAMPLES, fixed seed) every
+    # N steps; one step's KL is read on different tasks each step and swung 1.0 to 3.1 (docs/LOG.md 2026-12-04)
+    probe_every: int = 10
 
 
 # What each option that no run kept became; the error for `--set FIELD=...` or its old flag.

@@ -7,7 +7,14 @@
         logp_tch  <- the teacher's log-probs of exactly those token ids (no grad, its own device and dtype)
         update    <- ppo_epochs optimizer steps on the `sampled` or the `full` reverse KL, KL(student || teacher),
                      optionally plus W x the verifier's GRPO advantage     (distill_loss.py: the two formulas)
+                     at an lr warmed up linearly over the first `warmup` steps
+        every probe_every steps: the probe KL (below), the run's headline
         publish a checkpoint every save_every steps (atomic; `latest` pointer), exactly like GRPO
+
+The probe. Each step's KL is read on that step's tasks, so it moves with what was drawn as much as with what
+was learned. The probe is fixed: PROBE_TASKS tasks of the pool, PROBE_SAMPLES student episodes each at one
+sampling seed, scored for the exact KL over the vocabulary (where the two share it) and the sampled-token
+estimate. Readings differ only by the student's weights (and the episodes those weights sample).
 
 The teacher is frozen, keeps its own device and dtype, and must share the student's tokenizer: it scores the
 student's token ids (distill_teacher.py: loading, and the vocabulary, block-size and memory checks, all made
@@ -19,6 +26,7 @@ The bookkeeping around the loop (resume, seeding, this rank's tasks, logging, th
 
 from __future__ import annotations
 
+import json
 import time
 
 import torch
@@ -27,13 +35,57 @@ from iclaw.agent.policy import Policy
 from iclaw.errors import IclawError
 from iclaw.train.common import interrupted, stop_on_ctrl_c
 from iclaw.train.config import DistillConfig
-from iclaw.train.distill_loss import chunked_logprobs, distill_update
+from iclaw.train.distill_loss import (
+    chunked_logprobs,
+    distill_update,
+    full_kl,
+    position_logits,
+    teacher_logits_at,
+)
 from iclaw.train.distill_teacher import check_pair, load_teacher, resolve_teacher_dtype
 from iclaw.train.grpo import group_advantages
-from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy
-from iclaw.train.rollout import collate_episodes, rollout_stats
+from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy, sample_tasks
+from iclaw.train.rollout import collate_episodes, rollout, rollout_stats
 
 KL_MODES = ("sampled", "full")
+PROBE_TASKS, PROBE_SAMPLES, PROBE_SEED = 32, 2, 20261207  # the same probe for every run, seed and step
+
+
+# ------------------------------------------------------------------------------------------------- probe
+
+
+@torch.no_grad()
+def probe_kl(policy: Policy, teacher, probe: list, sandbox, verifier, episode_cfg, cfg, dev, tdev) -> dict:
+    """KL(student || teacher) per student token on the fixed probe: `probe_kl` exact over the vocabulary (only
+    where both have the same rows), `probe_kl_sampled` the one-sample estimate at the token drawn, and the
+    probe episodes' pass rate."""
+    from iclaw.model.gpt import autocast
+
+    model = policy.model
+    gen = torch.Generator(device=dev).manual_seed(PROBE_SEED)
+    eps = rollout(policy, probe, PROBE_SAMPLES, sandbox, verifier, episode_cfg, generator=gen)
+    batch = collate_episodes(eps).to(dev)
+    rows = [(getattr(m.vocab, "ids", None), m.config.vocab_size) for m in (model, teacher)]
+    same_rows = rows[0] == rows[1]  # the exact KL compares the two logit rows column by column
+    exact = sampled = n = 0.0
+    for i in range(0, batch.idx.size(0), cfg.micro_batch):
+        mb = batch.rows(slice(i, i + cfg.micro_batch))
+        keep = mb.mask.bool()
+        with autocast(dev, cfg.amp):
+            s_logits = position_logits(model, mb.idx, mb.mask).float()
+        s_lp = torch.log_softmax(s_logits, -1).gather(-1, model.rows(mb.idx[:, 1:][keep])[:, None])
+        t_lp, _ = chunked_logprobs(teacher, mb, tdev, cfg.amp, cfg.micro_batch)
+        sampled += (s_lp.squeeze(-1) - t_lp[keep]).sum().item()
+        if same_rows:
+            exact += (
+                full_kl(s_logits, teacher_logits_at(teacher, mb.idx, mb.mask, tdev, cfg.amp)).sum().item()
+            )
+        n += keep.sum().item()
+    n = max(n, 1.0)
+    out = {"probe_kl_sampled": sampled / n, "probe_pass": sum(e.reward or 0.0 for e in eps) / len(eps)}
+    if same_rows:
+        out["probe_kl"] = exact / n
+    return out
 
 
 # ------------------------------------------------------------------------------------------------- loop
@@ -53,7 +105,7 @@ def check_config(cfg: DistillConfig) -> None:
     if cfg.steps < 1:
         raise IclawError("--steps: must be at least 1")
     if cfg.save_every < 1:
-        raise IclawError("--save-every: must be at least 1")
+        raise IclawError("--set save_every: must be at least 1")
     if cfg.max_turns < 1:
         raise IclawError("--max-turns: must be at least 1")
     resolve_teacher_dtype(cfg.teacher_dtype, torch.device("cpu"))  # an unknown name raises here
@@ -122,6 +174,17 @@ def train_distill(
         run_id=run_id,
     )
     last_ckpt = policy.ckpt_id
+    probe, probes = sample_tasks(tasks, min(PROBE_TASKS, len(tasks)), step=0, seed=PROBE_SEED), []
+
+    def read_probe(step: int) -> dict:  # rank 0 only: the reading is logged, it steers nothing
+        if rank != 0 or not cfg.probe_every or (step % cfg.probe_every and step != cfg.steps):
+            return {}
+        r = probe_kl(policy, teacher, probe, sandbox, verifier, run.episode_cfg, cfg, dev, tdev)
+        probes.append({"step": step, **r})
+        if run.metrics_log is not None:  # runs/<run_id>/probe.jsonl: the curve to plot, step 0 included
+            with open(run.metrics_log.dir / "probe.jsonl", "a") as f:
+                f.write(json.dumps(probes[-1]) + "\n")
+        return r
 
     def publish(
         step: int,
@@ -136,6 +199,8 @@ def train_distill(
     ) as progress:
         progress(completed=run.start_step)
         step = run.start_step
+        if step == 0:
+            read_probe(0)  # before any update
         while step < cfg.steps:
             run.stopped = run.budget_spent()
             if run.stopped:
@@ -165,7 +230,10 @@ def train_distill(
             m["entropy"] = (ent * mask).sum().item() / n_tok
             m["sampler_logp_gap"] = ((logp_old - batch.sampler_logp).abs() * mask).sum().item() / n_tok
 
-            # update: ppo_epochs optimizer steps on the distillation loss
+            # update: ppo_epochs optimizer steps on the distillation loss, lr warmed up linearly
+            lr = cfg.lr * min(1.0, (step + 1) / max(cfg.warmup, 1))
+            for g in opt.param_groups:
+                g["lr"] = lr
             stats: dict = {}
             for _ in range(cfg.ppo_epochs):
                 stats = distill_update(
@@ -187,7 +255,7 @@ def train_distill(
             m.update(stats)
             m.update(
                 {
-                    "lr": cfg.lr,
+                    "lr": lr,
                     "t_rollout": t_rollout,
                     "t_teacher": t_teacher,
                     "t_train": time.time() - t1,
@@ -195,8 +263,11 @@ def train_distill(
                 }
             )
             step += 1
+            m.update(read_probe(step))
             run.log(step, m)
             kl_shown = {"kl_full": m["kl_full"]} if "kl_full" in m else {"kl": m["kl_to_teacher"]}
+            if "probe_kl" in m or "probe_kl_sampled" in m:
+                kl_shown["probe_kl"] = m.get("probe_kl", m.get("probe_kl_sampled"))
             progress(1, **kl_shown, reward=m["reward_mean"], pass_rate=m["pass_rate"])
 
             # publish: an atomic checkpoint; `latest` moves for hot-reload
@@ -204,7 +275,7 @@ def train_distill(
                 last_ckpt = publish(step)
     if run.publish_on_stop(step):
         last_ckpt = publish(step)
-    return run.summary(step, last_ckpt, teacher=teacher_source, student=student_source)
+    return run.summary(step, last_ckpt, teacher=teacher_source, student=student_source, probes=probes)
 
 
 def run_distill(
@@ -259,7 +330,11 @@ def run_distill(
         echo(f"stopped: {summary['stopped']}")
     line = f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
     line += f"latest checkpoint {cfg.out} → {summary['checkpoint']}"
-    hist = summary["history"]
+    hist, probes = summary["history"], summary["probes"]
+    if len(probes) > 1:
+        key = "probe_kl" if "probe_kl" in probes[0] else "probe_kl_sampled"
+        readings = ", ".join(f"{p[key]:.3f} (step {p['step']})" for p in probes)
+        echo(f"probe KL to the teacher ({PROBE_TASKS} tasks x {PROBE_SAMPLES}, {key}): {readings}")
     if hist:
         line += (
             f"; kl_to_teacher {hist[0]['kl_to_teacher']:.4f} → {hist[-1]['kl_to_teacher']:.4f}"

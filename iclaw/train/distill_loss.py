@@ -1,6 +1,6 @@
 """The two on-policy distillation losses, the model heads they need, and one optimizer step.
 
-    sampled:  A_t  = -(logp_old_t - logp_tch_t) + W * A_seq          a per-token advantage, then
+    sampled:  A_t  = clip(logp_tch_t - logp_old_t, +-5) + W * A_seq   a per-token advantage, then
               loss = token-mean of -min(ratio_t * A_t, clip(ratio_t) * A_t),  ratio = exp(logp_new - logp_old)
     full:     loss = token-mean over policy positions of KL(p_s || p_t) = sum_v p_s(v) (log p_s(v) - log p_t(v))
                      + the GRPO clipped loss with advantages W * A_seq
@@ -28,6 +28,10 @@ from iclaw.train.config import GRAD_CLIP, DistillConfig
 from iclaw.train.grpo import grpo_loss
 from iclaw.train.rollout import Batch, logprobs_and_entropy
 
+# the sampled mode's per-token advantage log p_t - log p_s is unbounded: a token the teacher finds impossible
+# reads -20 and swamps a step. Clipped at +-5, as rllm does (verl clamps too); the full KL needs no clip.
+ADV_CLIP = 5.0
+
 # ------------------------------------------------------------------------------------------------ losses
 
 
@@ -37,9 +41,10 @@ def distill_advantages(
     seq_adv: torch.Tensor | None = None,  # (...) the verifier's GRPO advantage, broadcast to each token
     reward_weight: float = 0.0,
 ) -> torch.Tensor:
-    """Per-token advantage: minus the one-sample reverse-KL estimate, plus W times the sequence advantage.
-    A token the teacher finds likelier than the student did is pushed up; one it finds unlikely, down."""
-    adv = -(logp_old - logp_teacher).detach()
+    """Per-token advantage: minus the one-sample reverse-KL estimate (clipped to +-ADV_CLIP), plus W times the
+    sequence advantage. A token the teacher finds likelier than the student did is pushed up; one it finds
+    unlikely, down."""
+    adv = -(logp_old - logp_teacher).detach().clamp(-ADV_CLIP, ADV_CLIP)
     if reward_weight and seq_adv is not None:
         adv = adv + reward_weight * seq_adv.detach().to(adv.dtype)
     return adv
