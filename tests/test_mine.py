@@ -225,3 +225,36 @@ def test_sft_imitates_the_fixes_in_the_store(tmp_path, monkeypatch):
     r = run_iclaw(*args[:5], "--db", str(tmp_path / "empty.db"), "--out", "none")
     assert r.returncode == 2 and "nothing to train on" in r.stderr and "Traceback" not in r.stderr
     assert not registry.is_registered("none")
+
+
+def test_train_grpo_from_db_scores_a_held_out_slice_of_the_mined_tasks(tmp_path, monkeypatch):
+    """Ten corrections typed by hand are mined; every fifth (by a hash of its id, the same slice each run) is
+    held out of `train grpo --from-db` and scored greedy before and after; fewer than ten: no slice."""
+    from iclaw.store import Store
+    from iclaw.tasks.task import Task
+    from iclaw.train.common import hold_out_mined
+
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    work = tmp_path / "work"
+    work.mkdir()
+    with Store(tmp_path / "t.db") as store:
+        for i in range(10):
+            (work / f"list{i}.txt").write_text(f"item {i}\n")
+            err = "bash: cta: command not found"
+            store.log_episode(
+                source="fix", tool_calls=[call(0, "bash", f"cta list{i}.txt", 127, stderr=err, cwd=str(work))]
+            )
+            ok = call(0, "bash", f"cat list{i}.txt", 0, stdout=f"item {i}\n", cwd=str(work))
+            store.log_episode(source="fix", tool_calls=[ok])
+    args = ("train", "grpo", "--model", "iclaw-small", "--from-db", "--db", str(tmp_path / "t.db"))
+    r = run_iclaw(*args, "--steps", "1", "--group-size", "2", "--tasks-per-step", "2", "--out", "mine")
+    assert r.returncode == 0, r.stderr
+    assert "mined 10 task(s)" in r.stdout
+    assert "held-out slice of the mined tasks (2, never trained on): pass@1" in r.stdout, r.stdout
+
+    tasks = [Task(id=f"m{i}", kind="bash", family="mined", broken="x", reference="y") for i in range(10)]
+    generated = [Task(id="g0", kind="bash", family="cmd-typo", broken="x", reference="y")]
+    train, held = hold_out_mined(tasks + generated)
+    assert len(held) == 2 and not {t.id for t in train} & {t.id for t in held}
+    assert generated[0] in train and hold_out_mined(tasks + generated) == (train, held)
+    assert hold_out_mined(tasks[:9]) == (tasks[:9], [])

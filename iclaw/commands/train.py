@@ -145,7 +145,12 @@ def grpo_cmd(
     tasks: Path | None = typer.Option(
         None, "--tasks", help="JSONL task file (generated, mined or hand-written)."
     ),
-    from_db: bool = typer.Option(False, "--from-db", help="Also mine tasks from the trajectory store."),
+    from_db: bool = typer.Option(
+        False,
+        "--from-db",
+        help="Also mine tasks from the trajectory store; of 10 or more mined, every fifth is held out and scored "
+        "before and after (pass@1 on your own kinds of mistake, never trained on).",
+    ),
     beta: float = typer.Option(GRPOConfig.beta, "--beta", help="KL coefficient."),
     group_size: int = typer.Option(GRPOConfig.group_size, "--group-size", help="Episodes per task (G)."),
     tasks_per_step: int = typer.Option(GRPOConfig.tasks_per_step, "--tasks-per-step"),
@@ -176,6 +181,7 @@ def grpo_cmd(
     db: Db = None,
     unsafe_no_sandbox: Unsafe = False,
 ) -> None:
+    from iclaw.agent.evaluate import paired_bootstrap
     from iclaw.errors import IclawError
     from iclaw.model import registry
     from iclaw.model.checkpoint import load_trainer_state
@@ -183,10 +189,13 @@ def grpo_cmd(
     from iclaw.tasks import Verifier
     from iclaw.train.common import (
         INTERRUPTED,
+        MINED_SLICE_MIN,
         apply_overrides,
         console,
+        hold_out_mined,
         interrupted,
         safe_sandbox,
+        score_slice,
         stop_on_ctrl_c,
         task_pool,
     )
@@ -212,19 +221,30 @@ def grpo_cmd(
     else:
         start = registry.resolve(cfg.model)  # an unknown name fails here, before anything is written
     sandbox = safe_sandbox(unsafe_no_sandbox)
-    pool = task_pool(tasks, from_db, db, sandbox=sandbox)
+    pool, held = hold_out_mined(task_pool(tasks, from_db, db, sandbox=sandbox))
     demos = ptx_demos(
         cfg.sft_coef, pool, sandbox, start, cfg.seed
     )  # before the store: a bad flag writes nothing
+    if from_db and not held:
+        console.print(f"no held-out slice: fewer than {MINED_SLICE_MIN} mined tasks")
     with Store(db) as store, stop_on_ctrl_c():
+        before = score_slice(start, held, cfg, sandbox, store) if held else None
         kw = dict(sandbox=sandbox, verifier=Verifier(sandbox), store=store, device=device, demos=demos)
         summary = train_grpo(cfg, pool, resume=resume, **kw)
+        after = score_slice(registry.resolve(cfg.out), held, cfg, sandbox, store) if held else None
     if summary.get("stopped"):
         console.print(f"[yellow]stopped:[/] {summary['stopped']}")
     console.print(
         f"run {summary['run_id']}: {summary['steps']} steps in {summary['seconds']:.0f}s; "
         f"latest checkpoint {cfg.out} → {summary['checkpoint']}"
     )
+    if held:  # the user's own kinds of mistake, on mined tasks this run never trained on
+        d = paired_bootstrap(before, after)
+        console.print(
+            f"held-out slice of the mined tasks ({len(held)}, never trained on): pass@1 {100 * before.pass_at_1:.1f}"
+            f" → {100 * after.pass_at_1:.1f} % ({100 * d['delta']:+.1f} points, 95 % [{100 * d['lo']:+.1f}, "
+            f"{100 * d['hi']:+.1f}])"
+        )
     if summary.get("stopped") == INTERRUPTED:
         console.print(f"continue with: iclaw train grpo --out {cfg.out} --resume (and the same flags)")
     interrupted(summary)

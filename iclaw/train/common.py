@@ -341,6 +341,37 @@ def task_pool(tasks_file: Path | None, from_db: bool = False, db: Path | None = 
     return pool
 
 
+MINED_SLICE = 5  # every fifth mined task is held out of `train grpo --from-db` to show what the run did
+MINED_SLICE_MIN = 10  # below this many mined tasks a slice of one or two says nothing; none is held out
+
+
+def hold_out_mined(pool: list) -> tuple[list, list]:
+    """(tasks to train on, a held-out slice of the mined ones): every MINED_SLICE-th mined task by a hash of
+    its id, the same slice on every run over the same store; nothing is held out of a task file."""
+    import hashlib
+
+    mined = sorted(
+        (t for t in pool if t.family == "mined"), key=lambda t: hashlib.sha256(t.id.encode()).hexdigest()
+    )
+    if len(mined) < MINED_SLICE_MIN:
+        return pool, []
+    held = {t.id for t in mined[::MINED_SLICE]}
+    return [t for t in pool if t.id not in held], [t for t in pool if t.id in held]
+
+
+def score_slice(model: str | Path, held: list, cfg, sandbox, store=None):
+    """Greedy pass@1 of `model` on the held-out slice, with the trainer's turns (an EvalReport)."""
+    from iclaw.agent.episode import EpisodeConfig
+    from iclaw.agent.evaluate import evaluate
+    from iclaw.agent.policy import Policy
+    from iclaw.tasks import Verifier
+
+    ep = EpisodeConfig(max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens, temperature=0.0)
+    return evaluate(
+        Policy.load(model), held, sandbox=sandbox, verifier=Verifier(sandbox), cfg=ep, store=store
+    )
+
+
 def safe_sandbox(allow_unsafe: bool, timeout_s: float = 5.0):
     """A sandbox for model-written commands; refuses the weak level unless --unsafe-no-sandbox."""
     from iclaw.tools.sandbox import Limits, Sandbox, require_safe
