@@ -22,8 +22,19 @@ def data_prep(
         None, help="Text files and directories (every file under them). None: the Python stdlib's .py files."
     ),
     out: Path = typer.Option(..., "--out", help="Directory to write train.bin, val.bin and meta.json into."),
-    max_files: int = typer.Option(None, "--max-files", help="Use at most this many files."),
+    corpus: str = typer.Option(
+        None,
+        "--corpus",
+        help="A built-in corpus instead of INPUTS: shell-python (man pages, info manuals, bash-completion, "
+        "shell scripts, the stdlib, Python's docs; what this machine's packages ship; writes manifest.json).",
+    ),
+    max_files: int = typer.Option(
+        None, "--max-files", help="Use at most this many files (--corpus: per source)."
+    ),
     max_tokens: str = typer.Option(None, "--max-tokens", help="Stop after this many tokens (e.g. 5M)."),
+    package_tokens: str = typer.Option(
+        "1M", "--package-tokens", help="--corpus: at most this many tokens from one Debian package."
+    ),
     val_frac: float = typer.Option(
         0.05, "--val-frac", help="Fraction of the token stream held out as val.bin."
     ),
@@ -32,6 +43,10 @@ def data_prep(
 ) -> None:
     """Tokenize text with the GPT-2 tokenizer (<|endoftext|> after each document) into uint16 train.bin/val.bin;
     --seed shuffles the documents."""
+    if corpus is not None:
+        return corpus_prep(
+            corpus, inputs, out, max_files, max_tokens, package_tokens, val_frac, no_shuffle, seed
+        )
     from iclaw.train.data import prep
 
     cap = parse_count(max_tokens, "--max-tokens") if max_tokens else None
@@ -47,6 +62,45 @@ def data_prep(
     print(
         f"{out}: {meta['train_tokens']:,} train + {meta['val_tokens']:,} val tokens from {meta['files']:,} files"
         + (f" ({meta['skipped_files']} binary/undecodable skipped)" if meta["skipped_files"] else "")
+    )
+
+
+def corpus_prep(
+    corpus, inputs, out, max_files, max_tokens, package_tokens, val_frac, no_shuffle, seed
+) -> None:
+    """`data prep --corpus shell-python`: the sources' table, what is missing and how to get it."""
+    import time
+
+    from iclaw.errors import IclawError
+    from iclaw.train import corpus as shellpy
+
+    if corpus != "shell-python":
+        raise IclawError(f"--corpus {corpus}: the one built-in corpus is shell-python")
+    if inputs or max_tokens or no_shuffle:
+        raise IclawError("--corpus: takes no INPUTS, --max-tokens or --no-shuffle (its sources are fixed)")
+    t0 = time.time()
+    m = shellpy.build(
+        out,
+        seed=seed,
+        val_frac=val_frac,
+        package_tokens=parse_count(package_tokens, "--package-tokens"),
+        max_files=max_files,
+    )
+    print(f"{'source':<16} {'files':>7} {'tokens':>12} {'packages':>9}  capped (files left out)")
+    for s in m["sources"]:
+        capped = ", ".join(f"{p['package']} ({p['left_out']} files)" for p in s["packages"] if p["left_out"])
+        print(
+            f"{s['source']:<16} {s['files']:>7,} {s['tokens']:>12,} {len(s['packages']):>9}  {capped or '-'}"
+        )
+    total = m["train_tokens"] + m["val_tokens"]
+    print(f"{'total':<16} {m['documents']:>7,} {total:>12,}")
+    for miss in m["missing"]:
+        print(
+            f"missing: {miss['source']} ({', '.join(miss['glob'])}): {miss['why']}; to get it: {miss['get']}"
+        )
+    print(
+        f"{out}: {m['train_tokens']:,} train + {m['val_tokens']:,} val tokens, manifest.json "
+        f"(sha256 train.bin {m['sha256']['train.bin'][:12]}...) in {time.time() - t0:.0f} s"
     )
 
 
