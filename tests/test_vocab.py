@@ -3,11 +3,15 @@ log-probs through the sampler and the trainer, checkpoints that carry it, and cl
 
 import json
 import random
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from typer.testing import CliRunner
 
+import iclaw
+import iclaw.model.vocab as vocab_module
 from iclaw.cli import app
 from iclaw.errors import IclawError
 from iclaw.model.checkpoint import load_checkpoint, save_checkpoint
@@ -59,6 +63,26 @@ def test_fit_is_lossless_and_stays_inside_the_kept_set():
     assert len(fitted) > len(ids) and mask == [1] * len(fitted) and tok.decode(fitted) == "cta shopping.txt"
     known = [USER, *tok.encode(CORPUS)[:5], END]
     assert v.fit(known) == known  # ids the vocabulary has, and markers, are left alone
+
+
+def test_pretraining_vocab_keeps_the_task_vocabulary_and_the_corpus_frequent_ids():
+    tok, rng = get_tokenizer(), random.Random(1)
+    task = Vocab.load(Path(iclaw.__file__).parent / "assets/models/iclaw-small", 6272)  # the shipped policy's
+    text = Path(vocab_module.__file__).read_text() + "".join(random_text(rng, 30) for _ in range(100))
+    ids = np.asarray(tok.encode(text), dtype=np.uint16)
+    counts = np.bincount(ids, minlength=50304)
+    v = Vocab.frequent(counts, task_size := len(task) + 128, base=task)
+    assert len(v) == task_size and task.kept <= v.kept  # every task word stays one row
+    new = [i for i in v.ids if i not in task.kept]  # the 128 added: the corpus's most frequent outside it
+    unused = [i for i in range(50257) if counts[i] and i not in task.kept]
+    top = sorted(unused, key=lambda i: (-counts[i], i))[:128]
+    assert sorted(new) == sorted(top) and counts[top[0]] > 1
+    with pytest.raises(IclawError, match="--vocab 1000: the task vocabulary"):
+        Vocab.frequent(counts, 1000, base=task)
+    # a token file fitted at once: the same ids as fit() on the list, and the same text
+    fitted = v.fit_array(ids, chunk=1000)
+    assert fitted.dtype == np.uint16 and fitted.tolist() == v.fit(ids.tolist())
+    assert len(fitted) > len(ids) and tok.decode(fitted.tolist()) == text
 
 
 def test_sampled_ids_are_kept_and_sampler_logprobs_match_the_scorer():

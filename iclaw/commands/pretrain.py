@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -112,6 +113,16 @@ def pretrain_cmd(
     attn: str = typer.Option(None, "--attn", help="mha | mla (default: the preset's, mha)."),
     mlp: str = typer.Option(None, "--mlp", help="dense | moe."),
     pos: str = typer.Option(None, "--pos", help="learned | rope."),
+    vocab: int = typer.Option(
+        0,
+        "--vocab",
+        help="Rows of a trimmed vocabulary: --task-vocab's ids, then the corpus's most frequent (0: GPT-2's 50,304).",
+    ),
+    task_vocab: str = typer.Option(
+        "iclaw-small",
+        "--task-vocab",
+        help="With --vocab: the model whose (trimmed) vocabulary is kept whole.",
+    ),
     optimizer: str = typer.Option("adamw", "--optimizer", help="adamw | muon."),
     batch: int = typer.Option(8, "--batch", help="Sequences per micro-batch (per rank)."),
     seq: int = typer.Option(256, "--seq", help="Tokens per sequence."),
@@ -132,7 +143,7 @@ def pretrain_cmd(
 ) -> None:
     """Pretrain a GPT from scratch (optionally with RoPE / MLA / MoE / Muon); runs under torchrun too. Default
     device: CUDA if available, else the CPU."""
-    from iclaw.train.common import interrupted, stop_on_ctrl_c
+    from iclaw.train.common import MetricsLog, interrupted, new_run_id, stop_on_ctrl_c
     from iclaw.train.pretrain import PretrainConfig, pretrain
 
     cfg = PretrainConfig(
@@ -144,6 +155,8 @@ def pretrain_cmd(
         attn=attn,
         mlp=mlp,
         dropout=dropout,
+        vocab=vocab,
+        task_vocab=task_vocab,
         optimizer=optimizer,
         batch=batch,
         seq=seq,
@@ -160,19 +173,24 @@ def pretrain_cmd(
         amp=not no_amp,
         resume=resume,
     )
+    master = os.environ.get("RANK", "0") == "0"
+    run = new_run_id("pretrain")  # runs/RUN/metrics.jsonl: loss, lr; at each eval val loss and induction
+    log = MetricsLog(run, None, config=asdict(cfg)).log if master else None
     with stop_on_ctrl_c():
-        _, s = pretrain(cfg)
-    if os.environ.get("RANK", "0") != "0":  # under torchrun only rank 0 reports
+        _, s = pretrain(cfg, log=log)
+    if not master:  # under torchrun only rank 0 reports
         return
     if as_json:
         print(json.dumps({k: v for k, v in s.items() if k not in ("history",)}, indent=1))
         interrupted(s)
         return
     val = f"{s['val_loss']:.4f} (ppl {s['val_ppl']:.1f})" if s["val_loss"] is not None else "-"
+    copy = f"induction {s['induction'][0]:.2f} -> {s['induction'][1]:.2f}, " if s["induction"] else ""
     print(
-        f"trained {s['tokens']:,} tokens in {s['steps']} steps: val loss {val}, {s['tokens_per_s']:,.0f} tok/s, "
+        f"trained {s['tokens']:,} tokens in {s['steps']} steps: val loss {val}, {copy}{s['tokens_per_s']:,.0f} tok/s, "
         f"MFU {s['mfu']:.1%} of a measured {s['peak_flops'] / 1e12:.2f} TFLOP/s {s['peak_dtype']} peak"
         + (f"; saved {out}/{s['ckpt_id']}" if s["ckpt_id"] else "")
+        + f"; metrics runs/{run}/metrics.jsonl"
     )
     interrupted(s)
 

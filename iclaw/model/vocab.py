@@ -16,10 +16,13 @@ Imported GPT-2 / nanoGPT checkpoints keep the full vocabulary (no Vocab at all).
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 from iclaw.errors import IclawError
 from iclaw.model.tokenizer import DONE, EOT, VOCAB_SIZE, get_tokenizer
@@ -85,6 +88,52 @@ class Vocab:
         while len(keep) < target:
             keep.add(next(spare))
         return cls(keep)
+
+    @classmethod
+    def frequent(cls, counts: Sequence[int], rows: int, base: Vocab | None = None) -> Vocab:
+        """A pretraining vocabulary of `rows` rows: `base`'s ids (a task vocabulary: what the policy must
+        read and write whole), the bytes and the markers, then a corpus's most frequent GPT-2 ids
+        (counts[i]: how often id i occurs; ties go to the lower id), so that real text stops going through
+        its bytes."""
+        keep = set(byte_ids()) | set(MARKERS) | set(base.ids if base else ())
+        if rows < len(keep):
+            raise IclawError(
+                f"--vocab {rows}: the task vocabulary, bytes and markers alone take {len(keep)} rows"
+            )
+        by_count = sorted(
+            (i for i in range(min(len(counts), EOT)) if counts[i] > 0), key=lambda i: (-counts[i], i)
+        )
+        # then, should the corpus run out, the lowest unused ids (as `build` pads)
+        spare = (i for i in itertools.chain(by_count, range(EOT)) if i not in keep)
+        while len(keep) < rows:
+            keep.add(next(spare))
+        return cls(keep)
+
+    def fit_array(self, tokens: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+        """`fit` for a token file (uint16 GPT-2 ids, e.g. a memmap of train.bin), vectorised: every id outside
+        the vocabulary replaced by its byte tokens; the result is longer by the bytes it spelled out."""
+        tok, byte = get_tokenizer(), byte_ids()
+        kept = np.zeros(VOCAB_SIZE, dtype=bool)
+        kept[self.ids] = True
+        present = np.unique(np.asarray(tokens))
+        drop = [int(i) for i in present if not kept[i]]
+        length = np.ones(VOCAB_SIZE, dtype=np.int64)  # tokens each id becomes
+        offset = np.zeros(VOCAB_SIZE, dtype=np.int64)  # where a dropped id's bytes start in `spelled`
+        spelled = [0]  # a dummy first entry: kept ids have offset 0 and never read it
+        for i in drop:
+            pieces = [byte[b] for b in tok.token_bytes(i)]
+            length[i], offset[i] = len(pieces), len(spelled)
+            spelled += pieces
+        spelled = np.asarray(spelled, dtype=np.int64)
+        out = []
+        for start in range(0, len(tokens), chunk):  # in chunks: the index arrays are 8 bytes a token
+            ids = np.asarray(tokens[start : start + chunk], dtype=np.int64)
+            n = length[ids]
+            first = np.repeat(np.cumsum(n) - n, n)  # for each output slot: where its source token starts
+            src = np.repeat(ids, n)
+            within = np.arange(len(src)) - first  # which byte of its token a slot is
+            out.append(np.where(kept[src], src, spelled[offset[src] + within]).astype(tokens.dtype))
+        return np.concatenate(out) if out else np.asarray(tokens).copy()
 
     def fit(self, ids: list[int], *aligned: list) -> list[int] | tuple[list, ...]:
         """`ids` with every id outside the vocabulary spelled out as its byte tokens (lossless: decoding gives
