@@ -55,6 +55,8 @@ def test_shell_python_corpus_manifest_and_determinism(tmp_path):
         for s in sources.values():
             if s["source"] != "python-stdlib":
                 assert all(p["version"] for p in s["packages"]), s  # every file is a package's, at a version
+                assert all(p["copyright"] is None or Path(p["copyright"]).is_file() for p in s["packages"])
+        assert any(p["license"] for s in sources.values() for p in s["packages"] if p["package"] != "python")
     # what a reader sees: rendered man pages (no roff left) and Python source
     text = get_tokenizer().decode(np.concatenate([train, val]).tolist())
     assert "\nimport " in text or "\ndef " in text

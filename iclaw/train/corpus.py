@@ -64,6 +64,7 @@ class Source:
     get: str  # what installs it, said when it is missing
     capped: bool = True  # at most package_tokens per package (not where one package is the whole source)
     shipped_by: str | None = None  # not dpkg's: the files on disk that the globs match, shipped by this
+    skip: tuple[str, ...] = ()  # fnmatch patterns of files left out
 
 
 def stdlib_dir() -> Path:
@@ -82,7 +83,8 @@ SOURCES = (
         ("/usr/share/info/*.info.gz", "/usr/share/info/*.info"),
         "info",
         "apt-get install coreutils findutils sed grep gzip",
-    ),  # fmt: skip
+        skip=("/usr/share/info/python*",),  # python3.X-doc's manual: the python-docs source again, as info
+    ),
     Source(
         "bash-completion",
         ("/usr/share/bash-completion/completions/*",),
@@ -137,16 +139,25 @@ def dpkg_versions() -> dict[str, str]:
     return dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
 
 
-def package_license(package: str) -> str | None:
-    """The first `License:` line of the package's machine-readable copyright file, where it has one."""
+def about_package(package: str, versions: dict[str, str]) -> dict:
+    """Its version (dpkg-query), licence (the first `License:` line of its machine-readable copyright file, where
+    it has one) and the path of its copyright file, which holds the full terms either way."""
+    if package == "python" and package not in versions:  # the stdlib of a Python dpkg did not install
+        return {"version": platform.python_version(), "license": "PSF-2.0", "copyright": None}
     path = Path("/usr/share/doc") / package / "copyright"
+    license = None
     try:
-        for line in path.read_text(errors="replace").splitlines():
-            if line.startswith("License:"):
-                return line.split(":", 1)[1].strip() or None
+        lines = path.read_text(errors="replace").splitlines()
+        license = (
+            next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("License:")), None) or None
+        )
     except OSError:
         pass
-    return None
+    return {
+        "version": versions.get(package),
+        "license": license,
+        "copyright": str(path) if path.is_file() else None,
+    }
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -259,6 +270,9 @@ def source_files(src: Source, owners: dict[str, str]) -> list[Path]:
             src.kind == "script"
         ):  # not stat()ed and opened: 100,000 libraries, data and other languages' files
             found = (p for p in found if p.suffix not in NOT_SCRIPTS)
+    if src.skip:
+        skip = re.compile("|".join(fnmatch.translate(g) for g in src.skip)).match
+        found = (p for p in found if not skip(str(p)))
     return sorted(set(p for p in found if _regular(p)))
 
 
@@ -318,11 +332,10 @@ def build(
             entry, kept = _read_source(
                 src, files, owners, seen, pool, bar, seed=seed, package_tokens=package_tokens
             )
-            for i, p in enumerate(entry["packages"]):
-                about = {"version": versions.get(p["package"]), "license": package_license(p["package"])}
-                if p["package"] == "python" and about["version"] is None:  # Python's own, its LICENSE
-                    about = {"version": platform.python_version(), "license": "PSF-2.0"}
-                entry["packages"][i] = {"package": p["package"], **about, **p}
+            entry["packages"] = [
+                {"package": p["package"], **about_package(p["package"], versions), **p}
+                for p in entry["packages"]
+            ]
             entry["renderer"] = groff if src.kind == "man" else src.kind
             found.append(entry)
             docs += kept
