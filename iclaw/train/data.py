@@ -8,7 +8,8 @@ Documents are shuffled (seeded) and the last `val_frac` of the token stream beco
 split). Tokens are streamed to disk as they are produced, so corpora larger than memory are fine.
 
 With no inputs the corpus is the Python standard library's own .py sources: always present, offline, and
-close to what iclaw's agent reads and writes.
+close to what iclaw's agent reads and writes. The shell-and-Python corpus (man pages, info manuals, scripts,
+the stdlib and Python's docs, with a manifest of where each token came from) is iclaw/train/corpus.py.
 """
 
 from __future__ import annotations
