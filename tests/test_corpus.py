@@ -2,6 +2,7 @@
 every token came from, byte-identical token files for the same seed, and missing sources listed, not fatal."""
 
 import dataclasses
+import gzip
 import hashlib
 import json
 import shutil
@@ -76,6 +77,16 @@ def test_missing_sources_are_listed_and_only_nothing_is_fatal(tmp_path):
     )
     with pytest.raises(IclawError, match="nowhere: no .*apt-get install nothing-at-all"):
         build(tmp_path / "out2", sources=(nowhere,), progress=False)
+    # an unreadable file (a truncated .gz) or a binary one is skipped and counted, not fatal
+    folder = tmp_path / "files"
+    folder.mkdir()
+    whole = gzip.compress(b"some text\n" * 100)
+    (folder / "broken.txt.gz").write_bytes(whole[: len(whole) // 2])
+    (folder / "blob.bin").write_bytes(b"\x00\x01" * 50)
+    (folder / "good.txt").write_text("echo hello\n")
+    local = Source("local", (str(folder / "*"),), "text", "", shipped_by="test")
+    (s,) = build(tmp_path / "out3", sources=(local,), progress=False)["sources"]
+    assert (s["files"], s["skipped"], s["tokens"]) == (1, 2, len(get_tokenizer().encode("echo hello\n")) + 1)
 
 
 def test_package_cap_keeps_a_seeded_sample(tmp_path):

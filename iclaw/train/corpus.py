@@ -36,6 +36,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
+import zlib
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -57,9 +58,8 @@ EXCLUDES_NOTE = "if the packages are installed, the image may exclude these path
 @dataclass(frozen=True)
 class Source:
     name: str
-    globs: tuple[
-        str, ...
-    ]  # fnmatch patterns (* crosses /) over what packages ship; the stdlib's: its .py files
+    # fnmatch patterns (* crosses /) over the files packages ship; for the stdlib, a glob of its .py files
+    globs: tuple[str, ...]
     kind: str  # how a file becomes text: man | info | script | text
     get: str  # what installs it, said when it is missing
     capped: bool = True  # at most package_tokens per package (not where one package is the whole source)
@@ -105,7 +105,7 @@ SOURCES = (
         ("/usr/share/doc/python3*/html/_sources/**/*.txt",),
         "text",
         f"apt-get install python{PY}-doc",
-        False,
+        capped=False,
     ),
 )
 # the stdlib without its tests (2/3 of its tokens) or the packages installed into it
@@ -145,17 +145,14 @@ def about_package(package: str, versions: dict[str, str]) -> dict:
     if package == "python" and package not in versions:  # the stdlib of a Python dpkg did not install
         return {"version": platform.python_version(), "license": "PSF-2.0", "copyright": None}
     path = Path("/usr/share/doc") / package / "copyright"
-    license = None
     try:
         lines = path.read_text(errors="replace").splitlines()
-        license = (
-            next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("License:")), None) or None
-        )
     except OSError:
-        pass
+        lines = []
+    license = next((ln[len("License:") :].strip() for ln in lines if ln.startswith("License:")), "")
     return {
         "version": versions.get(package),
-        "license": license,
+        "license": license or None,  # "License:" alone heads a non-DEP-5 file's free text
         "copyright": str(path) if path.is_file() else None,
     }
 
@@ -230,10 +227,7 @@ def is_shell_script(path: Path) -> bool:
 
 def read_text(path: Path) -> str | None:
     """UTF-8 text, or None for binary / undecodable files."""
-    try:
-        data = _read_bytes(path)
-    except (OSError, gzip.BadGzipFile, EOFError):
-        return None
+    data = _read_bytes(path)
     if b"\0" in data[:8192]:
         return None
     try:
@@ -406,7 +400,10 @@ def _read_source(
     stats = {p: {"files": 0, "tokens": 0, "left_out": 0} for p in by_package}
 
     def encode(f: Path) -> tuple[bytes, list[int]] | None:
-        text = render(f)
+        try:
+            text = render(f)
+        except (OSError, EOFError, zlib.error, subprocess.SubprocessError):  # unreadable: skipped, not fatal
+            return None
         return None if text is None else (hashlib.sha256(text.encode()).digest(), tok.encode(text))
 
     def full(package: str) -> bool:
