@@ -39,13 +39,20 @@ def distill(
     kl: str = typer.Option(
         DistillConfig.kl,
         "--kl",
-        help="sampled (log p_s - log p_t at the drawn token; the teacher needs a row for every student token id) "
-        "| full (whole-vocabulary KL; teacher and student need the same vocabulary).",
+        help="full (default: the exact KL over the vocabulary, a whole distribution per token; teacher and student "
+        "need the same vocabulary) | sampled (log p_s - log p_t at the drawn token, clipped at +-5; the teacher "
+        "needs a row for every student token id).",
     ),
     group_size: int = typer.Option(
-        DistillConfig.group_size, "--group-size", help="Student episodes per task (G)."
+        DistillConfig.group_size,
+        "--group-size",
+        help="Student episodes per task (G); 1: pure distillation needs no group baseline (2+ with --reward-weight).",
     ),
-    tasks_per_step: int = typer.Option(DistillConfig.tasks_per_step, "--tasks-per-step"),
+    tasks_per_step: int = typer.Option(
+        DistillConfig.tasks_per_step,
+        "--tasks-per-step",
+        help="Distinct tasks a step: many states of many tasks teach more than many samples of a few.",
+    ),
     lr: float = typer.Option(DistillConfig.lr, "--lr"),
     temperature: str | None = removed_flag("--temperature"),
     max_turns: int = typer.Option(DistillConfig.max_turns, "--max-turns"),
