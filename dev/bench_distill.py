@@ -1,18 +1,24 @@
-"""On-policy distillation vs GRPO alone, from the same small student, at equal sampled tokens (CPU).
+"""On-policy distillation vs GRPO from the same small student (CPU), with a positive control first.
 
-    python dev/bench_distill.py --seeds 0,1,2          # teacher: the shipped iclaw-small
+    python dev/bench_distill.py --seeds 0,1,2                  # teacher: the shipped iclaw-small
+    python dev/bench_distill.py --probe-lrs 3e-4,1e-3,3e-3     # the regime on dev: probe KL per lr, seed 0
 
-1. tasks: the recipe's families, --train-per-family for SFT, --pool-per-family more for the RL arms (train
-   split, tasks SFT never saw) and --heldout-per-family of each (generated once, seed 0, into --tasks-dir)
-2. student: a GPT whose body is about a quarter of the teacher's (tiny width, --student-layers), on the
-   teacher's vocabulary, SFT from scratch for --sft-steps on the recipe's demonstrations  → `student-sft-S`
-3. distillation: reverse KL to the teacher on the student's own tokens, --steps steps, a checkpoint every
-   --every                                                                        → `student-distill-S`
-4. GRPO alone from the same `student-sft-S`, stopped at distillation's sampled tokens  → `student-grpo-S`
-5. held-out pass@1 (greedy) of every checkpoint of both, against the sampled tokens it had seen
+1. tasks: --train-per-family for the student's SFT, --pool-per-family more for the on-policy arms (train
+   split, tasks SFT never saw), --dev-per-family (dev split: the lr probe) and --heldout-per-family of each
+   (generated once into --tasks-dir). The teacher is measured on held-out greedy and at temperature 1.
+2. student: a GPT whose body is about a quarter of the teacher's, on the teacher's vocabulary, SFT'd from
+   scratch on the recipe's demonstrations; its checkpoint at a quarter of the steps is kept too.
+3. positive control (first seed only): distil `student-sft` into its own earlier checkpoint (same size) for
+   --control-steps. The probe KL must fall below 0.2x its start and held-out pass@1 reach the teacher's
+   (student-sft's: the paired interval of the difference reaches 0), or the benchmark stops: a pipeline
+   that cannot do this cannot be judged on the real pair.
+4. distillation from `student-sft` (DistillConfig's defaults: full KL, many tasks a step, G = 1, warm-up),
+   --steps steps; GRPO alone from the same start for --grpo-steps (GRPOConfig's group and tasks a step).
+5. held-out pass@1 (greedy) of the start, the distilled student, GRPO's checkpoint at distillation's sampled
+   tokens (the last one at or below them) and GRPO's last; paired intervals; the probe KL curve.
 
-Budgets are steps, so a seed gives the same figures on any machine. Prints the table, writes --out (JSON)
-and the curve beside it (PNG): held-out pass@1 against sampled tokens, one line per arm and seed.
+Budgets are steps, so a seed gives the same figures on any machine. Writes --out (JSON) and two plots beside
+it: the probe KL against steps, and held-out pass@1 against sampled tokens.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from iclaw.train.sft import SFTConfig, train_sft
 
 RECIPE = RecipeConfig()  # the teacher's own recipe: its demonstrations and SFT
 GRPO = GRPOConfig()  # and its GRPO settings (train/config.py): turns, their length, groups
+GREEDY = EpisodeConfig(max_turns=GRPO.max_turns, temperature=0.0, max_new_tokens=GRPO.max_new_tokens)
 
 
 def body_params(model: GPT) -> int:
@@ -49,163 +56,203 @@ def body_params(model: GPT) -> int:
     return sum(p.numel() for p in model.transformer.h.parameters())
 
 
-def tasks(args) -> tuple[list, list, list]:
-    """(SFT tasks, the RL pool, held-out). The pool is the train split's next tasks, ones SFT never saw: on the
-    tasks it was fitted to, the student's rollouts already pass 50-90 % and there is little left to learn."""
+def task_sets(args) -> dict[str, list]:
+    """SFT tasks, the on-policy pool (train-split tasks SFT never saw), dev and held-out."""
     d = Path(args.tasks_dir)
-    if not (d / "pool.jsonl").exists():
-        n, k = len(FAMILIES), args.train_per_family * len(FAMILIES)
+    if not (d / "heldout.jsonl").exists():
+        n = len(FAMILIES)
+        k = args.train_per_family * n
         both = generate(k + args.pool_per_family * n, "train", seed=0)  # any prefix is balanced
         save_tasks(both[:k], d / "train.jsonl")
         save_tasks(both[k:], d / "pool.jsonl")
+        save_tasks(generate(args.dev_per_family * n, "dev", seed=0), d / "dev.jsonl")
         save_tasks(generate(args.heldout_per_family * n, "heldout", seed=0), d / "heldout.jsonl")
-    return load_tasks(d / "train.jsonl"), load_tasks(d / "pool.jsonl"), load_tasks(d / "heldout.jsonl")
+    return {s: load_tasks(d / f"{s}.jsonl") for s in ("train", "pool", "dev", "heldout")}
 
 
-def curve(name: str, history: list[dict], heldout: list, run_kw: dict, ep: EpisodeConfig) -> list[dict]:
-    """Held-out pass@1 of every published checkpoint of `name`, with the sampled tokens it had seen."""
-    points = []
-    for cid in registry.checkpoint_ids(name):
-        step = int(cid.removeprefix("step").split("-")[0])
-        policy = Policy.load(registry.checkpoint_path(name, cid))
-        report = evaluate(policy, heldout, cfg=ep, **run_kw)
-        points.append({"step": step, "tokens": history[step - 1]["sampled_tokens"], "report": report})
-    return points
-
-
-def one_seed(seed: int, args, teacher: GPT, train: list, pool: list, heldout: list, run_kw: dict) -> dict:
+def train_student(seed: int, args, teacher: GPT, train: list, run_kw: dict) -> dict:
+    """SFT from scratch; publishes student-early-S (a quarter of the steps) and student-sft-S (kept if there)."""
+    if f"student-sft-{seed}" in registry.names():
+        return {"reused": f"student-sft-{seed}"}
     dev = default_device()
+    t0 = time.time()
     demos = recipe_demos(train, run_kw["sandbox"], dataclasses.replace(RECIPE, seed=seed))
     torch.manual_seed(seed)
-    student = GPT(
-        preset(
-            "tiny", n_layer=args.student_layers, pos=teacher.config.pos, block_size=teacher.config.block_size
-        ),
-        teacher.vocab,
-    ).to(dev)
-    t0 = time.time()
-    sft = train_sft(
-        student,
-        demos,
-        SFTConfig(
+    cfg = preset(
+        "tiny", n_layer=args.student_layers, pos=teacher.config.pos, block_size=teacher.config.block_size
+    )
+    student = GPT(cfg, teacher.vocab).to(dev)
+    early = args.sft_steps // 4
+    for name, steps in ((f"student-early-{seed}", early), (f"student-sft-{seed}", args.sft_steps - early)):
+        sft = SFTConfig(
             lr=RECIPE.sft_lr,
             batch_size=RECIPE.batch_size,
-            steps=args.sft_steps,
+            steps=steps,
             optimizer=RECIPE.sft_optimizer,
             seed=seed,
-        ),
-        device=dev,
-    )
-    names = {arm: f"student-{arm}-{seed}" for arm in ("sft", "distill", "grpo")}
-    registry.publish(names["sft"], student, meta={"source": "bench-distill", "step": sft["steps"]})
-    sft_seconds = time.time() - t0
+        )
+        train_sft(student, demos, sft, device=dev)
+        registry.publish(name, student, meta={"source": "bench-distill", "demos": len(demos)})
+    return {"demos": len(demos), "seconds": time.time() - t0}
 
-    common = dict(
-        group_size=GRPO.group_size,
-        tasks_per_step=GRPO.tasks_per_step,
+
+def distill(
+    teacher: str, student: str, out: str, steps: int, pool: list, seed: int, run_kw: dict, **kw
+) -> dict:
+    cfg = DistillConfig(teacher=teacher, student=student, out=out, steps=steps, seed=seed, **kw)
+    return train_distill(
+        cfg, pool, **run_kw, device=str(default_device()), show_progress=False, echo=console.print
+    )
+
+
+_scored: dict = {}  # (model, temperature) -> report: the start is scored once, for the control and the arms
+
+
+def held_out(name: str, heldout: list, eval_kw: dict, cfg: EpisodeConfig = GREEDY):
+    key = (str(registry.resolve(name)), cfg.temperature)
+    if key not in _scored:
+        _scored[key] = evaluate(Policy.load(name), heldout, cfg=cfg, **eval_kw)
+    return _scored[key]
+
+
+def positive_control(seed: int, args, sets: dict, run_kw: dict, eval_kw: dict) -> dict:
+    """Distil student-sft-S into student-early-S (same size): the KL must fall and pass@1 catch up."""
+    t0 = time.time()
+    d = distill(
+        f"student-sft-{seed}",
+        f"student-early-{seed}",
+        f"control-{seed}",
+        args.control_steps,
+        sets["pool"],
+        seed,
+        run_kw,
+        save_every=args.control_steps,
         lr=args.lr,
-        max_turns=GRPO.max_turns,
-        max_new_tokens=GRPO.max_new_tokens,
-        save_every=args.every,
-        seed=seed,
     )
-    trainer_kw = dict(**run_kw, device=str(dev), show_progress=False, echo=console.print)
-    d = train_distill(
-        DistillConfig(
-            teacher=args.teacher,
-            student=names["sft"],
-            out=names["distill"],
-            steps=args.steps,
-            kl=args.kl,
-            **common,
-        ),
-        pool,
-        **trainer_kw,
+    probes = d["probes"]
+    reports = {
+        "early": held_out(f"student-early-{seed}", sets["heldout"], eval_kw),
+        "distilled": held_out(f"control-{seed}", sets["heldout"], eval_kw),
+        "teacher": held_out(f"student-sft-{seed}", sets["heldout"], eval_kw),
+    }
+    kl_ratio = probes[-1]["probe_kl"] / probes[0]["probe_kl"]
+    # "reached": the teacher is not above it by a paired interval that excludes 0 (511 tasks: +-3 points)
+    gap = paired_bootstrap(reports["teacher"], reports["distilled"])
+    return {
+        "ok": kl_ratio < 0.2 and gap["hi"] >= 0,
+        "kl_ratio": kl_ratio,
+        "probes": probes,
+        "pass_at_1": {k: r.pass_at_1 for k, r in reports.items()},
+        "distilled_minus_teacher": gap,
+        "seconds": time.time() - t0,
+    }
+
+
+def one_seed(seed: int, args, sets: dict, run_kw: dict, eval_kw: dict) -> dict:
+    start = f"student-sft-{0 if args.one_student else seed}"
+    t0 = time.time()
+    d = distill(
+        args.teacher,
+        start,
+        f"student-distill-{seed}",
+        args.steps,
+        sets["pool"],
+        seed,
+        run_kw,
+        save_every=args.steps,
+        lr=args.lr,
     )
-    tokens = d["history"][-1]["sampled_tokens"]
+    t1 = time.time()
     g = train_grpo(
         GRPOConfig(
-            model=names["sft"],
-            out=names["grpo"],
-            steps=10 * args.steps,
-            max_tokens=tokens,
-            # the KL limit is a safety stop for users; here it ended GRPO at lr 1e-3 before its first checkpoint
+            model=start,
+            out=f"student-grpo-{seed}",
+            steps=args.grpo_steps,
+            save_every=args.grpo_every,
+            seed=seed,
+            sft_coef=0.0,
             kl_max=float("inf"),
-            sft_coef=0.0,  # GRPO alone, as this comparison has always run it: no imitation term
-            **common,
-        ),
-        pool,
-        **trainer_kw,
+        ),  # GRPO alone, as this comparison always ran it
+        sets["pool"],
+        **run_kw,
+        device=str(default_device()),
+        show_progress=False,
+        echo=console.print,
     )
-
-    ep = EpisodeConfig(max_turns=GRPO.max_turns, temperature=0.0, max_new_tokens=GRPO.max_new_tokens)
-    eval_kw = dict(sandbox=run_kw["sandbox"], verifier=run_kw["verifier"], store=run_kw["store"])
-    start = evaluate(Policy.load(names["sft"]), heldout, cfg=ep, **eval_kw)
-    arms = {
-        "distill": curve(names["distill"], d["history"], heldout, eval_kw, ep),
-        "grpo": curve(names["grpo"], g["history"], heldout, eval_kw, ep),
+    t2 = time.time()
+    tokens = d["history"][-1]["sampled_tokens"]
+    grpo_ckpts = []  # (sampled tokens seen, checkpoint id)
+    for cid in registry.checkpoint_ids(f"student-grpo-{seed}"):
+        step = int(cid.removeprefix("step").split("-")[0])
+        grpo_ckpts.append((g["history"][step - 1]["sampled_tokens"], step, cid))
+    at_equal = max((c for c in grpo_ckpts if c[0] <= tokens), default=None)
+    last = max(grpo_ckpts)
+    r = {
+        "start": held_out(start, sets["heldout"], eval_kw),
+        "distill": held_out(f"student-distill-{seed}", sets["heldout"], eval_kw),
+        "grpo_last": held_out(
+            str(registry.checkpoint_path(f"student-grpo-{seed}", last[2])), sets["heldout"], eval_kw
+        ),
     }
+    if at_equal is not None:
+        ckpt = registry.checkpoint_path(f"student-grpo-{seed}", at_equal[2])
+        r["grpo_equal"] = held_out(str(ckpt), sets["heldout"], eval_kw)
     return {
         "seed": seed,
-        "sft_steps": sft["steps"],
-        "seconds": {"sft": sft_seconds, "distill": d["seconds"], "grpo": g["seconds"]},
-        "kl_to_teacher": [d["history"][0]["kl_to_teacher"], d["history"][-1]["kl_to_teacher"]],
-        "start": start,
-        "arms": arms,
+        "pass_at_1": {k: v.pass_at_1 for k, v in r.items()},
+        "tokens": {"distill": tokens, "grpo_equal": at_equal and at_equal[0], "grpo_last": last[0]},
+        "steps": {"grpo_equal": at_equal and at_equal[1], "grpo_last": last[1]},
+        "distill_minus_start": paired_bootstrap(r["start"], r["distill"]),
+        "distill_minus_grpo_equal": paired_bootstrap(r["grpo_equal"], r["distill"]) if at_equal else None,
+        "distill_minus_grpo_last": paired_bootstrap(r["grpo_last"], r["distill"]),
+        "grpo_last_minus_start": paired_bootstrap(r["start"], r["grpo_last"]),
+        "probes": d["probes"],
+        "kl_to_teacher_steps": [h["kl_to_teacher"] for h in d["history"]],
+        "seconds": {"distill": t1 - t0, "grpo": t2 - t1, "eval": time.time() - t2},
     }
 
 
-def summarize(r: dict, teacher_report) -> dict:
-    """The issue's two targets for one seed, plus the endpoints with paired intervals."""
-    dist, grpo = r["arms"]["distill"], r["arms"]["grpo"]
-    g_final = grpo[-1]["report"].pass_at_1
-    sft, t = r["start"].pass_at_1, teacher_report.pass_at_1
-    # tokens distillation needed to match GRPO's final pass rate; meaningless where GRPO gained nothing
-    points = [(p["tokens"], p["report"].pass_at_1) for p in dist]
-    reach = next((tok for tok, pass_at_1 in points if pass_at_1 >= g_final), None) if g_final > sft else None
-    return {
-        "seed": r["seed"],
-        "student_sft": sft,
-        "distill": dist[-1]["report"].pass_at_1,
-        "grpo": g_final,
-        "teacher": t,
-        "tokens": {"distill": dist[-1]["tokens"], "grpo": grpo[-1]["tokens"]},
-        # sampled tokens distillation needed to match GRPO's final pass rate, as a fraction of GRPO's
-        "tokens_to_grpo_final": None if reach is None else reach / grpo[-1]["tokens"],
-        "gap_closed": None if t <= sft else (dist[-1]["report"].pass_at_1 - sft) / (t - sft),
-        "distill_minus_grpo": paired_bootstrap(grpo[-1]["report"], dist[-1]["report"]),
-        "distill_minus_sft": paired_bootstrap(r["start"], dist[-1]["report"]),
-        "kl_to_teacher": r["kl_to_teacher"],
-        "seconds": r["seconds"],
-        "curve": {
-            arm: [{"step": 0, "tokens": 0, "pass_at_1": sft}]
-            + [{"step": p["step"], "tokens": p["tokens"], "pass_at_1": p["report"].pass_at_1} for p in pts]
-            for arm, pts in r["arms"].items()
-        },
-    }
+def probe_lrs(args, sets: dict, run_kw: dict) -> list[dict]:
+    """The regime on dev: distil into student-sft-0 at each lr on the dev pool, and read the probe KL."""
+    rows = []
+    for lr in [float(x) for x in args.probe_lrs.split(",")]:
+        d = distill(
+            args.teacher,
+            "student-sft-0",
+            "student-lrprobe",
+            args.steps,
+            sets["dev"],
+            0,
+            run_kw,
+            save_every=10**6,
+            lr=lr,
+        )
+        rows.append({"lr": lr, "probes": d["probes"], "seconds": d["seconds"]})
+        console.print(json.dumps(rows[-1]))
+    return rows
 
 
-def plot(rows: list[dict], teacher: float, out: Path) -> None:
+def plot(out: Path, control: dict | None, rows: list[dict]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for row, marker in zip(rows, "osd^v<>"):
-        for arm, label, color in (
-            ("distill", "distillation", "tab:blue"),
-            ("grpo", "GRPO alone", "tab:orange"),
-        ):
-            pts = row["curve"][arm]
-            xs, ys = [p["tokens"] for p in pts], [100 * p["pass_at_1"] for p in pts]
-            ax.plot(xs, ys, marker=marker, color=color, alpha=0.7, label=f"{label}, seed {row['seed']}")
-    ax.axhline(100 * teacher, color="gray", ls="--", label="teacher")
-    ax.set_xlabel("sampled policy tokens")
-    ax.set_ylabel("held-out pass@1 (%)")
-    ax.legend(fontsize=7)
+    if control:
+        ps = control["probes"]
+        ax.plot([p["step"] for p in ps], [p["probe_kl"] for p in ps], "k--", label="positive control")
+    for r, marker in zip(rows, "osd^v"):
+        ps = r["probes"]
+        ax.plot(
+            [p["step"] for p in ps], [p["probe_kl"] for p in ps], marker=marker, label=f"seed {r['seed']}"
+        )
+    ax.set_xlabel("distillation step")
+    ax.set_ylabel("probe KL(student || teacher), nats/token")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    fig.savefig(out.with_name(out.stem + "-kl.png"), dpi=100)
     plt.close(fig)
 
 
@@ -213,70 +260,82 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--teacher", default="iclaw-small")
     ap.add_argument("--tasks-dir", default="runs/bench-distill")
-    ap.add_argument("--train-per-family", type=int, default=30)
-    ap.add_argument("--pool-per-family", type=int, default=10, help="RL tasks SFT never saw")
-    ap.add_argument("--heldout-per-family", type=int, default=3)
+    ap.add_argument("--train-per-family", type=int, default=60)
+    ap.add_argument("--pool-per-family", type=int, default=20, help="on-policy tasks SFT never saw")
+    ap.add_argument("--dev-per-family", type=int, default=4)
+    ap.add_argument("--heldout-per-family", type=int, default=7, help="7 x 73 families = 511 tasks")
     ap.add_argument("--student-layers", type=int, default=3, help="at width 128: a quarter of 6 x 192's body")
     ap.add_argument("--sft-steps", type=int, default=2000)
-    ap.add_argument("--steps", type=int, default=40, help="distillation steps; GRPO gets their tokens")
-    ap.add_argument("--every", type=int, default=10, help="a checkpoint (and a point on the curve) every N")
-    ap.add_argument("--lr", type=float, default=2e-4, help="the same for distillation and GRPO")
+    ap.add_argument("--control-steps", type=int, default=30)
     ap.add_argument(
-        "--kl",
-        choices=("sampled", "full"),
-        default="sampled",
-        help="distillation's KL: on the sampled token, or over the whole shared vocabulary at each position",
+        "--steps", type=int, default=60, help="distillation steps: 60 x 32 episodes = 1/3 of GRPO's 90 x 64"
     )
+    ap.add_argument("--lr", type=float, default=DistillConfig.lr)
+    ap.add_argument("--grpo-steps", type=int, default=90)
+    ap.add_argument("--grpo-every", type=int, default=10)
     ap.add_argument("--seeds", default="0")
+    ap.add_argument("--probe-lrs", default=None, help="only the lr probe on dev (needs student-sft-0)")
+    ap.add_argument(
+        "--no-control", action="store_true", help="skip the positive control (a rerun's later seeds)"
+    )
     ap.add_argument("--out", default="runs/bench-distill.json")
     args = ap.parse_args()
 
     out = Path(args.out)
     sandbox = safe_sandbox(False)
-    run_kw = dict(sandbox=sandbox, verifier=Verifier(sandbox), store=Store(out.with_suffix(".db")))
+    store = Store(out.with_suffix(".db"))
+    run_kw = dict(sandbox=sandbox, verifier=Verifier(sandbox), store=store)
+    eval_kw = run_kw
     t0 = time.time()
-    train, pool, heldout = tasks(args)
+    sets = task_sets(args)
     teacher = registry.load(args.teacher, device="cpu")[0]
-    probe = GPT(
-        preset(
-            "tiny", n_layer=args.student_layers, pos=teacher.config.pos, block_size=teacher.config.block_size
-        ),
-        teacher.vocab,
+    if args.probe_lrs:
+        student = train_student(0, args, teacher, sets["train"], run_kw)
+        write_json(out, {"args": vars(args), "student": student, "lr_probe": probe_lrs(args, sets, run_kw)})
+        return
+    shape = preset(
+        "tiny", n_layer=args.student_layers, pos=teacher.config.pos, block_size=teacher.config.block_size
     )
     console.print(
-        f"teacher {args.teacher}: body {body_params(teacher) / 1e6:.2f}M of {teacher.num_params() / 1e6:.2f}M; "
-        f"student body {body_params(probe) / 1e6:.2f}M of {probe.num_params() / 1e6:.2f}M "
-        f"({body_params(probe) / body_params(teacher):.2f} of the teacher's); "
-        f"{len(train)} SFT, {len(pool)} RL pool, {len(heldout)} held-out"
+        f"teacher {args.teacher}: body {body_params(teacher) / 1e6:.2f}M; student body "
+        f"{body_params(GPT(shape, teacher.vocab)) / 1e6:.2f}M; "
+        + ", ".join(f"{len(v)} {k}" for k, v in sets.items())
     )
-    ep = EpisodeConfig(max_turns=GRPO.max_turns, temperature=0.0, max_new_tokens=GRPO.max_new_tokens)
-    teacher_report = evaluate(
-        Policy.load(args.teacher),
-        heldout,
-        cfg=ep,
-        sandbox=sandbox,
-        verifier=run_kw["verifier"],
-        store=run_kw["store"],
+    report = {"args": vars(args)}
+    report["teacher"] = {
+        "greedy": held_out(args.teacher, sets["heldout"], eval_kw).pass_at_1,
+        "t1": held_out(
+            args.teacher, sets["heldout"], eval_kw, dataclasses.replace(GREEDY, temperature=1.0)
+        ).pass_at_1,
+    }
+    console.print(
+        f"teacher on held-out: greedy {report['teacher']['greedy']:.3f}, T=1 {report['teacher']['t1']:.3f}"
     )
-    rows = []
-    for seed in [int(s) for s in args.seeds.split(",")]:
-        rows.append(summarize(one_seed(seed, args, teacher, train, pool, heldout, run_kw), teacher_report))
-        console.print(json.dumps({k: v for k, v in rows[-1].items() if k != "curve"}, default=str))
-        write_json(out, {"args": vars(args), "seconds": time.time() - t0, "rows": rows})
-        plot(rows, teacher_report.pass_at_1, out.with_suffix(".png"))
-
-    console.print("seed  student-sft  distill  GRPO alone  teacher  tokens to GRPO's final  gap closed")
-    for r in rows:
-        frac = (
-            f"{r['tokens_to_grpo_final']:.2f} of GRPO's" if r["tokens_to_grpo_final"] is not None else "never"
+    rows, control = [], None
+    for i, seed in enumerate(int(s) for s in args.seeds.split(",")):
+        s_seed = 0 if args.one_student else seed
+        report.setdefault("students", {})[s_seed] = train_student(
+            s_seed, args, teacher, sets["train"], run_kw
         )
-        if r["grpo"] <= r["student_sft"]:
-            frac = "GRPO gained nothing"
-        gap = "-" if r["gap_closed"] is None else f"{r['gap_closed']:.2f}"
+        if i == 0 and not args.no_control:
+            control = report["control"] = positive_control(s_seed, args, sets, run_kw, eval_kw)
+            console.print(f"positive control: {json.dumps(control, default=str)}")
+            write_json(out, report)
+            if not control["ok"]:
+                console.print(
+                    f"[red]positive control failed[/] (probe KL x{control['kl_ratio']:.2f}, pass@1 "
+                    f"{control['pass_at_1']}): the pipeline is broken"
+                    + ("; going on (--keep-going)" if args.keep_going else "; nothing else is run")
+                )
+                if not args.keep_going:
+                    return
+        rows.append(one_seed(seed, args, sets, run_kw, eval_kw))
+        report["rows"], report["seconds"] = rows, time.time() - t0
         console.print(
-            f"{r['seed']:>4}  {100 * r['student_sft']:11.1f}  {100 * r['distill']:7.1f}  {100 * r['grpo']:10.1f}"
-            f"  {100 * r['teacher']:7.1f}  {frac:>22}  {gap:>10}"
+            json.dumps({k: v for k, v in rows[-1].items() if k != "kl_to_teacher_steps"}, default=str)
         )
+        write_json(out, report)
+        plot(out, control, rows)
 
 
 if __name__ == "__main__":
