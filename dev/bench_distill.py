@@ -278,6 +278,10 @@ def main() -> None:
     ap.add_argument(
         "--no-control", action="store_true", help="skip the positive control (a rerun's later seeds)"
     )
+    ap.add_argument(
+        "--one-student", action="store_true", help="every seed starts from student-sft-0 (SFT once)"
+    )
+    ap.add_argument("--keep-going", action="store_true", help="run the comparison even if the control fails")
     ap.add_argument("--out", default="runs/bench-distill.json")
     args = ap.parse_args()
 
