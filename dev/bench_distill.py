@@ -1,7 +1,7 @@
 """On-policy distillation vs GRPO from the same small student (CPU), with a positive control first.
 
     python dev/bench_distill.py --seeds 0,1,2                  # teacher: the shipped iclaw-small
-    python dev/bench_distill.py --probe-lrs 3e-4,1e-3,3e-3     # the regime on dev: probe KL per lr, seed 0
+    python dev/bench_distill.py --probe-lrs 3e-4,1e-3,3e-3     # the regime: probe KL and dev pass@1 per lr
 
 1. tasks: --train-per-family for the student's SFT, --pool-per-family more for the on-policy arms (train
    split, tasks SFT never saw), --dev-per-family (dev split: the lr probe) and --heldout-per-family of each
@@ -213,7 +213,9 @@ def one_seed(seed: int, args, sets: dict, run_kw: dict, eval_kw: dict) -> dict:
 
 
 def probe_lrs(args, sets: dict, run_kw: dict) -> list[dict]:
-    """The regime on dev: distil into student-sft-0 at each lr on the dev pool, and read the probe KL."""
+    """The regime on dev: distil into student-sft-0 at each lr on the pool, as the comparison does, and read
+    the probe KL and dev pass@1 (greedy) against the start's, paired. Dev, never held-out, picks the lr."""
+    start = held_out("student-sft-0", sets["dev"], run_kw)
     rows = []
     for lr in [float(x) for x in args.probe_lrs.split(",")]:
         d = distill(
@@ -221,13 +223,22 @@ def probe_lrs(args, sets: dict, run_kw: dict) -> list[dict]:
             "student-sft-0",
             "student-lrprobe",
             args.steps,
-            sets["dev"],
+            sets["pool"],
             0,
             run_kw,
-            save_every=10**6,
+            save_every=args.steps,
             lr=lr,
         )
-        rows.append({"lr": lr, "probes": d["probes"], "seconds": d["seconds"]})
+        dev = evaluate(Policy.load("student-lrprobe"), sets["dev"], cfg=GREEDY, **run_kw)
+        rows.append(
+            {
+                "lr": lr,
+                "probes": d["probes"],
+                "dev_pass_at_1": {"start": start.pass_at_1, "distilled": dev.pass_at_1},
+                "distilled_minus_start": paired_bootstrap(start, dev),
+                "seconds": d["seconds"],
+            }
+        )
         console.print(json.dumps(rows[-1]))
     return rows
 
@@ -274,7 +285,11 @@ def main() -> None:
     ap.add_argument("--grpo-steps", type=int, default=90)
     ap.add_argument("--grpo-every", type=int, default=10)
     ap.add_argument("--seeds", default="0")
-    ap.add_argument("--probe-lrs", default=None, help="only the lr probe on dev (needs student-sft-0)")
+    ap.add_argument(
+        "--probe-lrs",
+        default=None,
+        help="only the lr probe: distil student-sft-0 on the pool at each lr, score dev",
+    )
     ap.add_argument(
         "--no-control", action="store_true", help="skip the positive control (a rerun's later seeds)"
     )
