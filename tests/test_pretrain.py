@@ -189,3 +189,44 @@ def test_induction_check_scores_the_repeat_against_the_first_copy():
     fresh = GPT(preset("tiny"), vocab)  # untrained: no better on the repeat than on the first copy
     first, repeat = induction_loss(fresh, torch.device("cpu"), n=32, amp=False)
     assert abs(first - repeat) < 0.1 and abs(first - uniform) < 1.0
+
+
+def test_a_pretrained_checkpoint_round_trips_through_nanogpt_ckpt_pt_with_identical_perplexity(
+    stdlib_data, tmp_path, monkeypatch
+):
+    """Our user's path: pretrain (here 4 steps, on a trimmed vocabulary) -> `iclaw models export` (nanoGPT's
+    ckpt.pt) -> `iclaw models import` -> the same weights, vocabulary and perplexity. Architectures nanoGPT's
+    GPT has no code for are refused in one line, and nothing is overwritten."""
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    kw = dict(attn=None, mlp=None, pos=None, optimizer="adamw", vocab=6400)
+    pretrain(_cfg(stdlib_data, 4 * 64, "base", **kw), progress=False)
+    pretrain(_cfg(stdlib_data, 2 * 64, "rope", **{**kw, "pos": "rope"}), progress=False)
+
+    def iclaw(*args):
+        return subprocess.run([sys.executable, "-m", "iclaw", *args], capture_output=True, text=True)
+
+    out = tmp_path / "nano-out"
+    r = iclaw("models", "export", "base", str(out))
+    assert r.returncode == 0, r.stderr
+    ckpt = torch.load(out / "ckpt.pt", weights_only=False)
+    assert (
+        ckpt["model_args"]["vocab_size"] == 6400
+        and ckpt["iter_num"] == 4
+        and len(ckpt["iclaw_vocab"]) == 6400
+    )
+    assert iclaw("models", "import", str(out / "ckpt.pt"), "--name", "back").returncode == 0
+    text = tmp_path / "text.txt"
+    text.write_text(open(os.__file__).read()[:6000])
+    ppl = [json.loads(iclaw("ppl", str(text), "--model", m, "--json").stdout) for m in ("base", "back")]
+    assert ppl[0]["perplexity"] == ppl[1]["perplexity"] and ppl[0]["tokens"] == ppl[1]["tokens"] > 500
+    (a, _), (b, _) = registry.load("base"), registry.load("back")
+    assert a.vocab == b.vocab and all(torch.equal(v, b.state_dict()[k]) for k, v in a.state_dict().items())
+
+    again = iclaw("models", "export", "base", str(out))
+    assert again.returncode == 2 and "exists; export never overwrites" in again.stderr
+    rope = iclaw("models", "export", "rope", str(tmp_path / "rope-out"))
+    assert (
+        rope.returncode == 2
+        and "learned positions, MHA and a dense MLP; this model has pos=rope" in rope.stderr
+    )
+    assert "Traceback" not in again.stderr + rope.stderr and not (tmp_path / "rope-out").exists()

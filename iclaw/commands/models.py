@@ -78,6 +78,27 @@ def import_cmd(
     )
 
 
+@models_app.command("export")
+def export_cmd(
+    name: str = typer.Argument(
+        ..., help="A registered model name (its latest checkpoint) or a checkpoint path."
+    ),
+    out: Path = typer.Argument(..., help="nanoGPT's out_dir (ckpt.pt is written in it) or a .pt file."),
+) -> None:
+    """Write a model as nanoGPT's ckpt.pt, which `iclaw models import` reads back to the same weights."""
+    from iclaw.model import registry
+    from iclaw.model.importers import export_nanogpt
+
+    registry.resolve(name)  # an unknown name fails before torch loads anything
+    out = out.expanduser()
+    file = out if out.suffix == ".pt" else out / "ckpt.pt"
+    if file.exists():
+        raise IclawError(f"{file}: exists; export never overwrites a checkpoint")
+    model, meta = registry.load(name)
+    export_nanogpt(model, meta, file)
+    print(f"exported {name} to {file} (nanoGPT format, vocab_size {model.config.vocab_size})")
+
+
 @models_app.command("info")
 def info_cmd(
     name: str = typer.Argument(..., help="A registered model name."),

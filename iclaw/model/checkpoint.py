@@ -30,7 +30,7 @@ import torch
 
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, GPTConfig
-from iclaw.model.importers import hf_config, import_hf_gpt2, import_nanogpt, nanogpt_config
+from iclaw.model.importers import VOCAB_KEY, hf_config, import_hf_gpt2, import_nanogpt, nanogpt_config
 from iclaw.model.vocab import FILE as VOCAB_FILE
 from iclaw.model.vocab import Vocab
 from iclaw.model.weights import model_from_state, read_json, read_safetensors, torch_load
@@ -225,10 +225,11 @@ def read_config(path: Path | str) -> tuple[GPTConfig, Vocab | None] | None:
         return hf_config(path)[0], None
     file = path if path.is_file() else path / "ckpt.pt"
     try:
-        args = torch.load(file, map_location="cpu", mmap=True, weights_only=True)["model_args"]
+        ckpt = torch.load(file, map_location="cpu", mmap=True, weights_only=True)
+        args = ckpt["model_args"]
     except Exception:  # legacy (non-zip) files cannot be mapped; the full load reports real problems
         return None
-    return nanogpt_config(args, file), None
+    return nanogpt_config(args, file, ckpt.get(VOCAB_KEY))
 
 
 def weights_bytes(path: Path | str) -> int:

@@ -1,4 +1,5 @@
-"""Importers for checkpoints we did not write: nanoGPT `ckpt.pt` files and Hugging Face GPT-2 directories.
+"""Importers for checkpoints we did not write: nanoGPT `ckpt.pt` files and Hugging Face GPT-2 directories,
+and the one exporter, to nanoGPT's `ckpt.pt` (our user's own pretraining format).
 
 Both end as the same GPT (iclaw/model/gpt.py), whose state-dict keys are nanoGPT's, with dropout 0 and the
 vocabulary padded from GPT-2's 50257 to 50304 (`pad_vocab`). nanoGPT needs little: strip torch.compile's
@@ -14,6 +15,7 @@ import torch
 
 from iclaw.errors import IclawError
 from iclaw.model.gpt import GPT, GPTConfig
+from iclaw.model.vocab import Vocab
 from iclaw.model.weights import (
     check_vocab,
     listing,
@@ -29,6 +31,9 @@ from iclaw.model.weights import (
 
 
 NANOGPT_ARGS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size")
+VOCAB_KEY = (
+    "iclaw_vocab"  # the GPT-2 id of each row of a trimmed vocabulary; nanoGPT's train.py never reads it
+)
 
 
 def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
@@ -46,7 +51,7 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
             f"{file}: not a nanoGPT checkpoint (expected a dict with 'model' and 'model_args'; got {what})"
         )
     args = ckpt["model_args"]
-    config = nanogpt_config(args, file)
+    config, vocab = nanogpt_config(args, file, ckpt.get(VOCAB_KEY))
     sd = {}
     for k, v in ckpt["model"].items():
         k = k.removeprefix("_orig_mod.")
@@ -57,9 +62,9 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
         sd[k] = v
     if "transformer.wte.weight" not in sd:
         raise IclawError(f"{file}: state dict has no transformer.wte.weight (keys: {listing(list(sd))})")
-    if sd["transformer.wte.weight"].shape[0] == int(args["vocab_size"]):
+    if vocab is None and sd["transformer.wte.weight"].shape[0] == int(args["vocab_size"]):
         pad_vocab(sd, config.vocab_size)
-    model = model_from_state(config, sd, file)
+    model = model_from_state(config, sd, file, vocab)
     step = ckpt.get("iter_num")
     meta = {
         "format": "nanogpt",
@@ -76,20 +81,56 @@ def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:
     return model, meta
 
 
-def nanogpt_config(args: dict, file: Path) -> GPTConfig:
-    """The GPTConfig of a nanoGPT checkpoint's `model_args`: vocab padded to 50304, dropout 0."""
+def nanogpt_config(args: dict, file: Path, vocab_ids: list | None = None) -> tuple[GPTConfig, Vocab | None]:
+    """The GPTConfig of a nanoGPT checkpoint's `model_args` (vocab padded to 50304, dropout 0), and the trimmed
+    vocabulary when the file carries one (`VOCAB_KEY`, written by export_nanogpt)."""
     absent = [k for k in NANOGPT_ARGS if k not in args]
     if absent:
         raise IclawError(f"{file}: model_args lacks {', '.join(absent)}")
+    vocab = None
+    if vocab_ids is not None:
+        vocab = Vocab(vocab_ids, where=f"{file}: {VOCAB_KEY}")
+        if len(vocab) != int(args["vocab_size"]):
+            raise IclawError(f"{file}: {VOCAB_KEY} has {len(vocab)} ids for vocab_size {args['vocab_size']}")
     return GPTConfig(
         block_size=int(args["block_size"]),
-        vocab_size=check_vocab(int(args["vocab_size"]), file),
+        vocab_size=len(vocab) if vocab else check_vocab(int(args["vocab_size"]), file),
+        trimmed=vocab is not None,
         n_layer=int(args["n_layer"]),
         n_head=int(args["n_head"]),
         n_embd=int(args["n_embd"]),
         dropout=0.0,
         bias=bool(args["bias"]),
-    )
+    ), vocab
+
+
+def export_nanogpt(model: GPT, meta: dict, file: Path) -> Path:
+    """Write `model` as nanoGPT's ckpt.pt: its state dict (the keys are already nanoGPT's), `model_args`,
+    `iter_num`, `best_val_loss` and `config`; `import_nanogpt` reads it back to the same weights. nanoGPT's GPT
+    has learned positions, MHA and a dense MLP, so only those export. A trimmed vocabulary is kept as
+    VOCAB_KEY: nanoGPT can load and train such a file, but its ids are rows, not GPT-2 ids."""
+    c = model.config
+    if (c.pos, c.attn, c.mlp) != ("learned", "mha", "dense"):
+        raise IclawError(
+            f"nanoGPT's GPT has learned positions, MHA and a dense MLP; this model has pos={c.pos}, "
+            f"attn={c.attn}, mlp={c.mlp}"
+        )
+    args = dict(n_layer=c.n_layer, n_head=c.n_head, n_embd=c.n_embd, block_size=c.block_size, bias=c.bias)
+    best = meta.get("best_val_loss", meta.get("val_loss"))
+    ckpt = {
+        "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "model_args": {**args, "vocab_size": c.vocab_size, "dropout": 0.0},
+        "iter_num": int(meta.get("step") or 0),
+        "best_val_loss": float(best if best is not None else "nan"),
+        "config": {"exported_by": "iclaw", "source": meta.get("source")},
+    }
+    if c.trimmed:
+        ckpt[VOCAB_KEY] = list(model.vocab.ids)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(f".{file.name}.tmp")
+    torch.save(ckpt, tmp)
+    tmp.replace(file)  # a reader never sees half a file
+    return file
 
 
 # ----------------------------------------------------------------------------------------------------------
