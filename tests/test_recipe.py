@@ -2,9 +2,15 @@
 vocabulary, GRPO, held-out eval, the model card with its sha256, the installed built-in copy, and a rerun
 that skips the finished phases; a run stopped by Ctrl-C counts its time into the card's wall time."""
 
+import dataclasses
 import json
 
+import pytest
+import torch
+
+from iclaw.errors import IclawError
 from iclaw.model import registry
+from iclaw.model.gpt import GPT, preset
 from iclaw.train import recipe
 from iclaw.train.recipe import RecipeConfig, run_recipe
 
@@ -59,3 +65,38 @@ def test_recipe_at_toy_size(tmp_path, monkeypatch):
     again = run_recipe(cfg)  # both training phases are skipped; only the evaluation runs again
     assert again["sft"] == s["sft"] and again["grpo"]["run_id"] == s["grpo"]["run_id"]
     assert again["seconds"] == s["seconds"]  # the card keeps the training run's wall time
+
+
+def test_the_recipe_starts_from_a_pretrained_base(tmp_path, monkeypatch):
+    """--base: SFT starts from the pretrained checkpoint (its shape, vocabulary and weights), not a fresh model;
+    the SFT checkpoint names it as parent and the card says so. An unknown base is one line, nothing written."""
+    vocab = registry.load("iclaw-small")[0].vocab  # a task vocabulary, as `pretrain --vocab` keeps whole
+    monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(registry, "builtin_dir", lambda: tmp_path / "assets")
+    torch.manual_seed(0)
+    base = GPT(preset("tiny", n_layer=2), vocab)
+    registry.publish("base", base, meta={"source": "pretrain"})
+    cfg = RecipeConfig(
+        name="based",
+        base="base",
+        train_per_family=3,
+        heldout_per_family=1,
+        sft_steps=2,
+        grpo_steps=1,
+        grpo={"group_size": 2, "tasks_per_step": 2},
+        out_dir=str(tmp_path / "run"),
+        outside=str(tmp_path / "none.jsonl"),
+        families=("cmd-typo",),
+        more_tasks=(),
+        novel=0.0,
+    )
+    s = run_recipe(cfg, install=True)
+    sft, meta = registry.load("based-sft")
+    assert meta["parent"] == str(registry.resolve("base")) and sft.vocab == base.vocab
+    assert sft.config.n_layer == 2 and s["sft"]["steps"] == 2
+    assert (
+        "trained from the pretrained `base`" in (tmp_path / "assets" / "based" / "MODEL_CARD.md").read_text()
+    )
+    with pytest.raises(IclawError, match="--base: .*nope"):
+        run_recipe(dataclasses.replace(cfg, base="nope", out_dir=str(tmp_path / "never")))
+    assert not (tmp_path / "never").exists()

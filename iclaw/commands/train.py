@@ -261,8 +261,12 @@ def recipe_cmd(
     install: bool = typer.Option(
         False, "--install", help="Copy the result into iclaw/assets/models/ (the shipped built-in copy)."
     ),
+    base: str = typer.Option(
+        None, "--base", help="Start SFT from this pretrained model (name or path) instead of from scratch."
+    ),
     unsafe_no_sandbox: Unsafe = False,
 ) -> None:
     from iclaw.train.recipe import RecipeConfig, run_recipe
 
-    run_recipe(RecipeConfig(seed=seed, out_dir=str(out_dir)), allow_unsafe=unsafe_no_sandbox, install=install)
+    cfg = RecipeConfig(seed=seed, out_dir=str(out_dir), base=base)
+    run_recipe(cfg, allow_unsafe=unsafe_no_sandbox, install=install)

@@ -40,6 +40,10 @@ class RecipeConfig:
     # on top: a misspelled command is the commonest everyday mistake (~80 commands share cmd-typo's 400)
     more_tasks: tuple[tuple[str, int], ...] = (("cmd-typo", 800),)
     heldout_per_family: int = 15
+    # a pretrained checkpoint to start SFT from (`iclaw pretrain`, or a nanoGPT ckpt.pt brought in by `models
+    # import`): its own shape and vocabulary, preset and pos unused; None: from scratch. sft_lr is not yet
+    # chosen for it on dev (issue #60)
+    base: str | None = None
     preset: str = "small"  # 6 x 192: tiny (4 x 128) plateaued at SFT loss 0.22, 19 % on dev (docs/LOG.md)
     pos: str = "rope"  # copying a name from the prompt is a relative-position skill (docs/LOG.md)
     sft_steps: int = 8000  # 9,000: held-out 77.0 but 11 outside shell cases, `sotr` missed (docs/LOG.md)
@@ -128,6 +132,11 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     from iclaw.train.grpo import train_grpo
     from iclaw.train.sft import SFTConfig, train_sft
 
+    if cfg.base:  # an unknown base fails here, before anything is written
+        try:
+            registry.resolve(cfg.base)
+        except IclawError as e:
+            raise IclawError(f"--base: {e}") from None
     t0 = time.time()
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -182,11 +191,13 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
     console.print(f"{len(demos)} demonstrations, {len(novel)} more with made-up names")
 
     with stop_on_ctrl_c():
-        # 2. SFT from scratch, trimmed vocabulary -------------------------------------------------------
+        # 2. SFT from scratch (or --base), trimmed vocabulary ---------------------------------------------
         if "sft" not in state:
             torch.manual_seed(cfg.seed)
-            # the vocabulary is the real tasks' own: made-up names reach the model partly as bytes, as a user's do
-            model = GPT(preset(cfg.preset, pos=cfg.pos), Vocab.build(t for t, _ in demos)).to(dev)
+            if cfg.base:
+                model = registry.load(cfg.base, device=dev)[0]
+            else:  # the vocabulary is the real tasks' own: made-up names reach the model partly as bytes
+                model = GPT(preset(cfg.preset, pos=cfg.pos), Vocab.build(t for t, _ in demos)).to(dev)
             console.print(f"SFT: {model.num_params() / 1e6:.2f}M params, vocabulary {len(model.vocab)} rows")
             sft_cfg = SFTConfig(
                 lr=cfg.sft_lr,
@@ -207,6 +218,7 @@ def run_recipe(cfg: RecipeConfig, *, allow_unsafe: bool = False, install: bool =
                 return {"stopped": "sft"}
             meta = {
                 "source": f"recipe:{run_id}",
+                "parent": str(registry.resolve(cfg.base)) if cfg.base else None,
                 "step": res["steps"],
                 "demonstrations": {"look_first": cfg.look_first, "retry": cfg.retry},
             }
@@ -349,7 +361,9 @@ def write_card(ckpt: Path, s: dict, out: Path) -> Path:
     lines = [
         f"# {c['name']}: the default policy shipped with iclaw",
         "",
-        f"A GPT-2-architecture policy ({c.get('pos', 'learned')} positions) trained from scratch by the committed",
+        f"A GPT-2-architecture policy ({info.get('pos', 'learned')} positions) trained "
+        + (f"from the pretrained `{c['base']}`" if c.get("base") else "from scratch")
+        + " by the committed",
         "recipe, on the task families of iclaw/tasks/families, with a trimmed vocabulary (GPT-2 ids; unknown text",
         "is spelled as bytes).",
         "",
