@@ -403,6 +403,46 @@ def test_same_teacher_gives_zero_kl_and_leaves_the_student_unchanged(home, sandb
         assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(before, after))
 
 
+def test_ptx_alone_moves_a_student_distilled_into_itself_toward_the_demonstrations(home, sandbox):
+    """With the teacher = the student the first step's KL gradient is 0, so what moves the weights is the ptx
+    term, sft_coef x the NLL of demonstrations, which must then be lower on those demonstrations."""
+    from iclaw.train.rollout import collate
+    from iclaw.train.sft import demonstrations, sft_loss
+
+    registry.publish("student", tiny(0), meta={"source": "test"})
+    demos = demonstrations(TASKS, sandbox)
+    batch = collate([t for t, _ in demos], [m for _, m in demos])
+    nll = lambda m: sft_loss(m, batch.idx, batch.mask).item()  # noqa: E731
+    cfg = DistillConfig(
+        teacher="student",
+        student="student",
+        out="ptx",
+        steps=3,
+        kl="full",
+        sft_coef=1.0,
+        group_size=1,
+        tasks_per_step=2,
+        max_new_tokens=8,
+        amp=False,
+        warmup=1,
+    )
+    s = train_distill(
+        cfg,
+        TASKS,
+        sandbox=sandbox,
+        verifier=Verifier(sandbox),
+        device="cpu",
+        log_dir=str(home / "runs"),
+        show_progress=False,
+        demos=demos,
+    )
+    h = s["history"]
+    assert h[0]["kl_full"] == 0.0 and all(x["sft_loss"] > 0 for x in h)
+    assert nll(registry.load("ptx")[0]) < nll(registry.load("student")[0])
+    with pytest.raises(IclawError, match="--sft-coef: no demonstrations"):
+        train_distill(cfg, TASKS, sandbox=sandbox, verifier=Verifier(sandbox), device="cpu", demos=None)
+
+
 # ----------------------------------------------------------------------------------------------- the CLI
 
 
@@ -426,6 +466,29 @@ def test_cli_module_is_light_and_reports_bad_input(home, tmp_path):
         run_distill(DistillConfig(teacher="student", student="student", group_size=1, reward_weight=0.5))
     with pytest.raises(IclawError, match=r"--teacher-dtype: unknown dtype 'half' \(known: auto, float32"):
         run_distill(DistillConfig(teacher="student", student="student", teacher_dtype="half"))
+    bare = tmp_path / "multi.jsonl"  # only multi-turn tasks: no one-call fix for the ptx term to imitate
+    bare.write_text(
+        "".join(json.dumps({**json.loads(t.to_json()), "multi_turn": True}) + "\n" for t in TASKS)
+    )
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iclaw",
+            "distill",
+            *args[:-1],
+            str(bare),
+            "--teacher",
+            "student",
+            "--sft-coef",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 2 and "--sft-coef: no demonstrations to imitate" in p.stderr, p.stderr
 
 
 def test_the_probe_reads_zero_for_the_teacher_itself_and_the_same_value_twice(home, sandbox):

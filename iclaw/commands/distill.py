@@ -60,6 +60,12 @@ def distill(
     ),
     temperature: str | None = removed_flag("--temperature"),
     max_turns: int = typer.Option(DistillConfig.max_turns, "--max-turns"),
+    sft_coef: float = typer.Option(
+        DistillConfig.sft_coef,
+        "--sft-coef",
+        help="PPO-ptx, as in train grpo: add this x the NLL of a batch of the pool's reference fixes to every "
+        "update (0 = off).",
+    ),
     minutes: float | None = typer.Option(
         DistillConfig.minutes, "--minutes", help="Optional wall-clock budget."
     ),
@@ -112,6 +118,7 @@ def distill(
         tasks_per_step=tasks_per_step,
         lr=lr,
         max_turns=max_turns,
+        sft_coef=sft_coef,
         minutes=minutes,
         seed=seed,
         teacher_device=teacher_device,

@@ -70,6 +70,7 @@ class DistillConfig(OnPolicyConfig):
     # the exact KL over the vocabulary where both share it: a whole distribution per token, not one sample
     kl: str = "full"  # full | sampled (the teacher needs only a row for each id the student writes)
     reward_weight: float = 0.0  # W: weight of the verifier's GRPO advantage added to the distillation term
+    sft_coef: float = 0.0  # PPO-ptx, as GRPO's: sft_coef x the NLL of PTX_BATCH demonstrations in each update
     teacher_device: str | None = None  # None = the student's device
     teacher_dtype: str = "auto"  # auto (bf16 on CUDA, else float32) | float32 | bfloat16 | float16
     # a fresh AdamW straight after SFT (Muon) at full lr jolts the student; ramp lr up over these steps

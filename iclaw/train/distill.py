@@ -43,9 +43,10 @@ from iclaw.train.distill_loss import (
     teacher_logits_at,
 )
 from iclaw.train.distill_teacher import check_pair, load_teacher, resolve_teacher_dtype
-from iclaw.train.grpo import group_advantages
+from iclaw.train.grpo import group_advantages, ptx_batch
 from iclaw.train.onpolicy import OnPolicyRun, restore_or_seed, resume_policy, sample_tasks
 from iclaw.train.rollout import collate_episodes, rollout, rollout_stats
+from iclaw.train.sft import check_ptx, ptx_demos
 
 KL_MODES = ("sampled", "full")
 PROBE_TASKS, PROBE_SAMPLES, PROBE_SEED = 32, 2, 20261207  # the same probe for every run, seed and step
@@ -124,9 +125,10 @@ def train_distill(
     log_dir: str = "runs",
     show_progress: bool = True,
     echo=print,
+    demos: list | None = None,
 ) -> dict:
     """Run on-policy distillation; returns a summary dict (run_id, steps, checkpoint, seconds, history,
-    stopped). Rank 0 logs and publishes."""
+    stopped). Rank 0 logs and publishes. `demos` ((tokens, mask) pairs) feed the ptx term (cfg.sft_coef)."""
     from iclaw.model import registry
     from iclaw.train.common import live_progress, setup_distributed
     from iclaw.train.optim import make_optimizer
@@ -134,6 +136,7 @@ def train_distill(
     check_config(cfg)
     if not tasks:
         raise IclawError("no usable tasks to distill on")
+    check_ptx(cfg.sft_coef, demos)
     rank, world, dev = setup_distributed(device)
     if cfg.tasks_per_step % world:
         raise IclawError(
@@ -156,6 +159,8 @@ def train_distill(
             raise IclawError(f"--student: {e}") from None
         policy = Policy.load(student_source, device=dev)
     model = policy.model
+    if demos:  # the ptx term's demonstrations, in ids the model has rows for
+        demos = [model.fit(t, m) for t, m in demos]
     teacher, teacher_source = load_teacher(
         teacher_name, model, tdev, cfg.teacher_dtype, echo, cfg.student, cfg.kl
     )
@@ -235,6 +240,7 @@ def train_distill(
             for g in opt.param_groups:
                 g["lr"] = lr
             stats: dict = {}
+            ptx = ptx_batch(demos, model.config.block_size, dev) if cfg.sft_coef > 0 else None
             for _ in range(cfg.ppo_epochs):
                 stats = distill_update(
                     model,
@@ -247,6 +253,7 @@ def train_distill(
                     device=dev,
                     teacher=teacher,
                     teacher_device=tdev,
+                    ptx=ptx,
                 )
                 if stats.get("skipped"):
                     echo(f"step {step}: non-finite loss or gradient — update skipped")
@@ -313,6 +320,10 @@ def run_distill(
         check_pair(cfg.teacher, cfg.student, cfg.kl)  # vocabularies and block sizes, from the configs
     sandbox = safe_sandbox(allow_unsafe)
     tasks = task_pool(tasks_file, from_db, db, sandbox=sandbox)
+    demos = None  # --set sft_coef=X: the ptx term imitates the pool's reference fixes, as in train grpo
+    if cfg.sft_coef > 0:
+        start = registry.resolve(cfg.out if resume else cfg.student)
+        demos = ptx_demos(cfg.sft_coef, tasks, sandbox, start, cfg.seed)
     echo(f"distilling {cfg.teacher} into {cfg.student} → {cfg.out} on {len(tasks)} tasks (--kl {cfg.kl})")
     with Store(db) as store, stop_on_ctrl_c():
         summary = train_distill(
@@ -325,6 +336,7 @@ def run_distill(
             device=device,
             show_progress=show_progress,
             echo=echo,
+            demos=demos,
         )
     if summary.get("stopped"):
         echo(f"stopped: {summary['stopped']}")

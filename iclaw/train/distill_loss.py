@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from iclaw.train.config import GRAD_CLIP, DistillConfig
 from iclaw.train.grpo import grpo_loss
 from iclaw.train.rollout import Batch, logprobs_and_entropy
+from iclaw.train.sft import sft_loss
 
 # the sampled mode's per-token advantage log p_t - log p_s is unbounded: a token the teacher finds impossible
 # reads -20 and swamps a step. Clipped at +-5, as rllm does (verl clamps too); the full KL needs no clip.
@@ -165,6 +166,7 @@ def distill_update(
     device,
     teacher=None,  # needed for kl == "full"
     teacher_device=None,
+    ptx: Batch | None = None,  # demonstrations: cfg.sft_coef x their NLL joins the step (PPO-ptx)
 ) -> dict:
     """One optimizer step over the whole batch, in micro-batches weighted by their share of the policy tokens
     (so the gradient is the full batch's token-mean gradient, on one process or averaged over ranks).
@@ -220,6 +222,11 @@ def distill_update(
         for k, v in stats.items():
             acc[k] = acc.get(k, 0.0) + v * w
         acc["loss"] = acc.get("loss", 0.0) + loss.item() * share / world
+    if ptx is not None:
+        with autocast(device, cfg.amp):
+            nll = sft_loss(model, ptx.idx, ptx.mask)
+        (cfg.sft_coef * nll).backward()
+        acc["sft_loss"] = nll.item()
     model.eval()
     if world > 1:  # average over ranks, as DDP would (share carries the factor world)
         for p in model.parameters():
