@@ -2,6 +2,7 @@
 
     python dev/bench_distill.py --seeds 0,1,2                  # teacher: the shipped iclaw-small
     python dev/bench_distill.py --probe-lrs 3e-4,1e-3,3e-3     # the regime: probe KL and dev pass@1 per lr
+    python dev/bench_distill.py --teacher-sft 200              # SFT on the teacher's passing episodes, on dev
 
 1. tasks: --train-per-family for the student's SFT, --pool-per-family more for the on-policy arms (train
    split, tasks SFT never saw), --dev-per-family (dev split: the lr probe) and --heldout-per-family of each
@@ -44,6 +45,7 @@ from iclaw.train.common import console, safe_sandbox
 from iclaw.train.distill import DistillConfig, train_distill
 from iclaw.train.grpo import GRPOConfig, train_grpo
 from iclaw.train.recipe import RecipeConfig, recipe_demos
+from iclaw.train.rollout import rollout
 from iclaw.train.sft import SFTConfig, train_sft
 
 RECIPE = RecipeConfig()  # the teacher's own recipe: its demonstrations and SFT
@@ -99,17 +101,36 @@ def train_student(seed: int, args, teacher: GPT, train: list, run_kw: dict) -> d
 def distill(
     teacher: str, student: str, out: str, steps: int, pool: list, seed: int, run_kw: dict, **kw
 ) -> dict:
+    demos = kw.pop("demos", None)
     cfg = DistillConfig(teacher=teacher, student=student, out=out, steps=steps, seed=seed, **kw)
     return train_distill(
-        cfg, pool, **run_kw, device=str(default_device()), show_progress=False, echo=console.print
+        cfg,
+        pool,
+        **run_kw,
+        device=str(default_device()),
+        show_progress=False,
+        echo=console.print,
+        demos=demos,
     )
 
 
-_scored: dict = {}  # (model, temperature) -> report: the start is scored once, for the control and the arms
+_scored: dict = {}  # (model, temperature, task set) -> report: the start is scored once, for the control and the arms
+
+
+_demos: list = []
+
+
+def ptx_kw(args, sets: dict) -> dict:
+    """--sft-coef > 0: the ptx term imitates the student's own SFT demonstrations (made once)."""
+    if not args.sft_coef:
+        return {}
+    if not _demos:
+        _demos.extend(recipe_demos(sets["train"], safe_sandbox(False), dataclasses.replace(RECIPE, seed=0)))
+    return {"sft_coef": args.sft_coef, "demos": _demos}
 
 
 def held_out(name: str, heldout: list, eval_kw: dict, cfg: EpisodeConfig = GREEDY):
-    key = (str(registry.resolve(name)), cfg.temperature)
+    key = (str(registry.resolve(name)), cfg.temperature, len(heldout), heldout[0].id)
     if key not in _scored:
         _scored[key] = evaluate(Policy.load(name), heldout, cfg=cfg, **eval_kw)
     return _scored[key]
@@ -161,6 +182,7 @@ def one_seed(seed: int, args, sets: dict, run_kw: dict, eval_kw: dict) -> dict:
         run_kw,
         save_every=args.steps,
         lr=args.lr,
+        **ptx_kw(args, sets),
     )
     t1 = time.time()
     g = train_grpo(
@@ -228,11 +250,13 @@ def probe_lrs(args, sets: dict, run_kw: dict) -> list[dict]:
             run_kw,
             save_every=args.steps,
             lr=lr,
+            **ptx_kw(args, sets),
         )
         dev = evaluate(Policy.load("student-lrprobe"), sets["dev"], cfg=GREEDY, **run_kw)
         rows.append(
             {
                 "lr": lr,
+                "sft_coef": args.sft_coef,
                 "probes": d["probes"],
                 "dev_pass_at_1": {"start": start.pass_at_1, "distilled": dev.pass_at_1},
                 "distilled_minus_start": paired_bootstrap(start, dev),
@@ -241,6 +265,47 @@ def probe_lrs(args, sets: dict, run_kw: dict) -> list[dict]:
         )
         console.print(json.dumps(rows[-1]))
     return rows
+
+
+def teacher_sft(args, sets: dict, run_kw: dict) -> dict:
+    """The off-policy arm, and the student's ceiling: the teacher's own greedy episodes on the pool, those that
+    passed, imitated by student-sft-0 for --teacher-sft more SFT steps (its own recipe: Muon, recipe lr);
+    beside it the same steps on the student's own demonstrations (more SFT alone: the control). Dev pass@1 of
+    both against the start, paired."""
+    t0 = time.time()
+    teacher, pool = Policy.load(args.teacher), sets["pool"]
+    eps = [
+        e
+        for i in range(0, len(pool), 128)  # in chunks: a batch of episodes advances together
+        for e in rollout(teacher, pool[i : i + 128], 1, run_kw["sandbox"], run_kw["verifier"], GREEDY)
+    ]
+    shown = [(e.tokens, e.mask) for e in eps if e.passed]
+    start = held_out("student-sft-0", sets["dev"], run_kw)
+    out = {"teacher_pool_pass": len(shown) / len(eps), "rollout_seconds": time.time() - t0}
+    own = ptx_kw(argparse.Namespace(sft_coef=1.0), sets)["demos"]
+    for arm, examples in (("teacher", shown), ("own", own)):
+        t1 = time.time()
+        model = registry.load("student-sft-0", device=default_device())[0]
+        sft = SFTConfig(
+            lr=RECIPE.sft_lr,
+            batch_size=RECIPE.batch_size,
+            steps=args.teacher_sft,
+            optimizer=RECIPE.sft_optimizer,
+            seed=0,
+        )
+        res = train_sft(model, examples, sft, device=default_device())
+        name = f"student-tsft-{arm}"
+        registry.publish(name, model, meta={"source": "bench-distill", "examples": len(examples)})
+        dev = evaluate(Policy.load(name), sets["dev"], cfg=GREEDY, **run_kw)
+        out[arm] = {
+            "examples": len(examples),
+            "loss": res["loss"],
+            "dev_pass_at_1": {"start": start.pass_at_1, "after": dev.pass_at_1},
+            "after_minus_start": paired_bootstrap(start, dev),
+            "seconds": time.time() - t1,
+        }
+        console.print(json.dumps({arm: out[arm]}))
+    return out
 
 
 def plot(out: Path, control: dict | None, rows: list[dict]) -> None:
@@ -282,9 +347,21 @@ def main() -> None:
         "--steps", type=int, default=60, help="distillation steps: 60 x 32 episodes = 1/3 of GRPO's 90 x 64"
     )
     ap.add_argument("--lr", type=float, default=DistillConfig.lr)
+    ap.add_argument(
+        "--sft-coef",
+        type=float,
+        default=DistillConfig.sft_coef,
+        help="PPO-ptx on the student's SFT demonstrations",
+    )
     ap.add_argument("--grpo-steps", type=int, default=90)
     ap.add_argument("--grpo-every", type=int, default=10)
     ap.add_argument("--seeds", default="0")
+    ap.add_argument(
+        "--teacher-sft",
+        type=int,
+        default=0,
+        help="only the off-policy arm: SFT on the teacher's passing episodes",
+    )
     ap.add_argument(
         "--probe-lrs",
         default=None,
@@ -308,6 +385,9 @@ def main() -> None:
     t0 = time.time()
     sets = task_sets(args)
     teacher = registry.load(args.teacher, device="cpu")[0]
+    if args.teacher_sft:
+        write_json(out, {"args": vars(args), "teacher_sft": teacher_sft(args, sets, run_kw)})
+        return
     if args.probe_lrs:
         student = train_student(0, args, teacher, sets["train"], run_kw)
         write_json(out, {"args": vars(args), "student": student, "lr_probe": probe_lrs(args, sets, run_kw)})
