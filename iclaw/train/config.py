@@ -61,9 +61,10 @@ class DistillConfig(OnPolicyConfig):
     # saw 0.4M tokens of 64 tasks' worth of states in a whole run and learned nothing; docs/LOG.md 2026-12-04)
     group_size: int = 1
     tasks_per_step: int = 32
-    # the exact KL on the probe after 30 steps, a quarter-size student from 2.54 (dev, one seed): 1.50 at 3e-4,
-    # 1.42 at 1e-3, 1.57 at 3e-3, whose probe pass rate fell 17 -> 3 % (docs/LOG.md, 2026-12-07)
-    lr: float = 1e-3
+    # 60 steps into a quarter-size student, dev pass@1 (292 tasks) against its start: -9.6 [-13.7, -5.5] at
+    # 1e-3 (held-out -6.7 to -9.2 at three seeds), -2.7 [-6.8, +1.0] at 3e-4, whose probe KL fell 42 % by step
+    # 30 (docs/LOG.md, 2026-12-07). No lr tried made the student better
+    lr: float = 3e-4
     micro_batch: int = 16  # full mode holds two (tokens x vocab) float32 tensors
     teacher: str = "760m"  # registry name or path of the teacher (frozen)
     student: str = "124m"  # registry name or path of the starting student
