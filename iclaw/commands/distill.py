@@ -64,7 +64,7 @@ def distill(
         DistillConfig.sft_coef,
         "--sft-coef",
         help="PPO-ptx, as in train grpo: add this x the NLL of a batch of the pool's reference fixes to every "
-        "update (0 = off).",
+        "update (0 = off). With 1 at --lr 3e-4 a small student kept its start on dev (+1.4 [-2.1, +4.8]).",
     ),
     minutes: float | None = typer.Option(
         DistillConfig.minutes, "--minutes", help="Optional wall-clock budget."
