@@ -31,9 +31,8 @@ from iclaw.model.weights import (
 
 
 NANOGPT_ARGS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size")
-VOCAB_KEY = (
-    "iclaw_vocab"  # the GPT-2 id of each row of a trimmed vocabulary; nanoGPT's train.py never reads it
-)
+# the GPT-2 id of each row of a trimmed vocabulary, a key nanoGPT's train.py never reads
+VOCAB_KEY = "iclaw_vocab"
 
 
 def import_nanogpt(ckpt_pt_path: Path | str) -> tuple[GPT, dict]:

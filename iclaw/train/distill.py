@@ -7,6 +7,7 @@
         logp_tch  <- the teacher's log-probs of exactly those token ids (no grad, its own device and dtype)
         update    <- ppo_epochs optimizer steps on the `sampled` or the `full` reverse KL, KL(student || teacher),
                      optionally plus W x the verifier's GRPO advantage     (distill_loss.py: the two formulas)
+                     and sft_coef x the NLL of PTX_BATCH demonstrations   (PPO-ptx, as in GRPO; off by default)
                      at an lr warmed up linearly over the first `warmup` steps
         every probe_every steps: the probe KL (below), the run's headline
         publish a checkpoint every save_every steps (atomic; `latest` pointer), exactly like GRPO

@@ -16,7 +16,8 @@ Only the student's own tokens count: the mask from the episode loop is 0 on the 
 padding, and the heads run only at mask-1 positions, so those positions get no gradient at all.
 
 A_seq is the verifier's group-relative advantage (iclaw.train.grpo.group_advantages); W = --reward-weight
-(default 0: pure distillation; the reward is still measured and logged).
+(default 0: pure distillation; the reward is still measured and logged). With --sft-coef the step also takes
+sft_coef x the NLL of a batch of demonstrations (PPO-ptx), exactly as GRPO's update does.
 """
 
 from __future__ import annotations
