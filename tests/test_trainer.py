@@ -295,6 +295,14 @@ def test_ctrl_c_stops_the_ablation_after_publishing_the_running_beta(home):
     assert not registry.is_registered("ablate-beta-0p04") and not (home / "ab.png").exists()
 
 
+def test_runs_started_in_the_same_second_get_different_ids():
+    """An ablation's arms on a fast machine start within one second of each other; their metrics must not merge."""
+    from iclaw.train.common import new_run_id
+
+    ids = [new_run_id("grpo") for _ in range(3)]
+    assert len(set(ids)) == 3 and all(i.startswith("grpo-") for i in ids)
+
+
 def test_bad_input_is_one_clear_error_and_writes_nothing(home):
     env = {**os.environ, "ICLAW_HOME": str(home / "home")}
     tasks = home / "tasks.jsonl"

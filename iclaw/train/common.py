@@ -172,8 +172,18 @@ def interrupted(summary: dict) -> None:
         raise KeyboardInterrupt
 
 
+_issued_run_ids: set[str] = set()
+
+
 def new_run_id(kind: str) -> str:
-    return f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid() % 10000:04d}"
+    """kind-date-time-pid; a second run of one process in the same second (an ablation's next arm) gets -2, -3, ..."""
+    base = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid() % 10000:04d}"
+    run_id, n = base, 1
+    while run_id in _issued_run_ids:
+        n += 1
+        run_id = f"{base}-{n}"
+    _issued_run_ids.add(run_id)
+    return run_id
 
 
 # ------------------------------------------------------------------------------------------------ display
