@@ -3,6 +3,8 @@ each mined task, the CLI as a subprocess."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import run_iclaw
 
@@ -251,6 +253,12 @@ def test_train_grpo_from_db_scores_a_held_out_slice_of_the_mined_tasks(tmp_path,
     assert r.returncode == 0, r.stderr
     assert "mined 10 task(s)" in r.stdout
     assert "held-out slice of the mined tasks (2, never trained on): pass@1" in r.stdout, r.stdout
+    m = re.search(
+        r"pass@1 ([\d.]+) → ([\d.]+) % \(([-+][\d.]+) points, 95 % \[([-+][\d.]+), ([-+][\d.]+)\]",
+        " ".join(r.stdout.split()),
+    )
+    before, after, delta, lo, hi = map(float, m.groups())  # points, not points x 100
+    assert abs(after - before - delta) < 0.11 and -100 <= lo <= delta <= hi <= 100, r.stdout
 
     tasks = [Task(id=f"m{i}", kind="bash", family="mined", broken="x", reference="y") for i in range(10)]
     generated = [Task(id="g0", kind="bash", family="cmd-typo", broken="x", reference="y")]

@@ -242,8 +242,7 @@ def grpo_cmd(
         d = paired_bootstrap(before, after)
         console.print(
             f"held-out slice of the mined tasks ({len(held)}, never trained on): pass@1 {100 * before.pass_at_1:.1f}"
-            f" → {100 * after.pass_at_1:.1f} % ({100 * d['delta']:+.1f} points, 95 % [{100 * d['lo']:+.1f}, "
-            f"{100 * d['hi']:+.1f}])"
+            f" → {100 * after.pass_at_1:.1f} % ({d['delta']:+.1f} points, 95 % [{d['lo']:+.1f}, {d['hi']:+.1f}])"
         )
     if summary.get("stopped") == INTERRUPTED:
         console.print(f"continue with: iclaw train grpo --out {cfg.out} --resume (and the same flags)")
