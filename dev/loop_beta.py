@@ -5,6 +5,7 @@ kinds (gain), the other families' held-out tasks (forgetting) and the outside se
 shipped policy and against the SFT the GRPO runs start from.
 
     python dev/loop_beta.py --out runs/loop --plot docs/loop-beta.png     # β 0, 0.04, 0.2 at seeds 0, 1, 2
+    python dev/loop_beta.py --out runs/loop --betas 0,0.2 --seeds 0,1 --tag hot --grpo-flags "--lr 3e-4 --steps 100"
 
 Every command is the CLI a user would type. Each GRPO run mines its own copy of the day's store, so no run's
 training episodes become the next run's tasks. Finished steps are skipped on a rerun (their files exist).
@@ -74,6 +75,8 @@ def main() -> None:
     ap.add_argument("--betas", default="0,0.04,0.2")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--plot", type=Path)
+    ap.add_argument("--grpo-flags", default="", help='more `train grpo` flags, e.g. "--lr 3e-4 --steps 100"')
+    ap.add_argument("--tag", default="", help="in the GRPO runs' names, to keep a second sweep's apart")
     args = ap.parse_args()
     out, log = args.out, args.out / "commands.log"
     (out / "eval").mkdir(parents=True, exist_ok=True)
@@ -111,14 +114,14 @@ def main() -> None:
     runs = {}
     for beta in args.betas.split(","):
         for seed in args.seeds.split(","):
-            name = f"loop-b{beta}-s{seed}"
+            name = f"loop-{args.tag + '-' if args.tag else ''}b{beta}-s{seed}"
             arms.append(name)
             runs[name] = (float(beta), out / f"{name}.db")
             if name not in seconds:
                 shutil.copy(db, runs[name][1])
                 seconds[name] = sh(
                     ["iclaw", "train", "grpo", "--model", "loop-sft", "--from-db", "--db", str(runs[name][1])]
-                    + ["--beta", beta, "--seed", seed, "--out", name],
+                    + ["--beta", beta, "--seed", seed, "--out", name, *args.grpo_flags.split()],
                     log,
                 )
                 (out / "seconds.json").write_text(json.dumps(seconds, indent=1))
@@ -151,8 +154,9 @@ def main() -> None:
             line += f"  {sum(kl) / len(kl):.3f} ({sum(kl[-5:]) / len(kl[-5:]):.3f})"
         rows.append(row)
         print(line)
-    (out / "report.json").write_text(json.dumps(rows, indent=1) + "\n")
-    print(f"wrote {out / 'report.json'}")
+    report = out / f"report{'-' + args.tag if args.tag else ''}.json"
+    report.write_text(json.dumps(rows, indent=1) + "\n")
+    print(f"wrote {report}")
     if args.plot:
         plot(rows, args.plot)
 
