@@ -4,6 +4,7 @@ at spelled-out words or made-up names make it handle words its corpus never had?
     python dev/probe_sft.py --arms adamw:2e-3,muon:2e-3 --train-per-family 60 --steps 1200
     python dev/probe_sft.py --arms adamw:2e-3,adamw:2e-3:0.1      # SFTConfig.spell 0 vs 0.1
     python dev/probe_sft.py --arms muon:2e-3:0.05,muon:2e-3:0.05:0.3   # RecipeConfig.novel 0 vs 0.3
+    python dev/probe_sft.py --init iclaw-small --arms adamw:3e-4:0.05:0.3 --publish iclaw-hints  # continued
 
 The shipped policy's failures are mostly copies gone wrong (a dict key, a number, a file name from the prompt
 comes out as another one the model has seen), which is what an under-trained small transformer does. An arm is
@@ -14,6 +15,11 @@ Every arm trains the recipe's body (preset small, rope) from the same seed on th
 family for the same number of steps, then pass@1 on the dev split (greedy, 3 turns: tuning looks at dev, never
 at held-out), paired bootstrap against the first arm; and pass@1 on "novel names": the dev tasks with their
 pool words renamed to made-up ones (tasks/novel.py), as the names of a user's own files are. Writes --out.
+
+--init NAME continues a registered policy instead (its own body and vocabulary): the first arm is then NAME
+itself, untrained, so every arm is paired against its start -- e.g. the shipped policy shown the demonstrations
+as they are now, with the hint line (iclaw/tools/hints.py) its own recipe never had. --publish NAME registers
+the last arm's model, for benchmarks/compare_policies.py and bench_thefuck.py.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from iclaw.agent.episode import EpisodeConfig
 from iclaw.agent.evaluate import evaluate, paired_bootstrap
 from iclaw.agent.policy import Policy
 from iclaw.files import write_json
+from iclaw.model import registry
 from iclaw.model.gpt import GPT, default_device, preset
 from iclaw.model.vocab import Vocab
 from iclaw.tasks import FAMILIES, Verifier, generate
@@ -48,6 +55,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="runs/probe-sft.json")
+    ap.add_argument("--init", help="continue this registered policy (default: from scratch)")
+    ap.add_argument("--publish", help="register the last arm's model under this name")
     args = ap.parse_args()
 
     rc = RecipeConfig()
@@ -69,14 +78,26 @@ def main() -> None:
     )
     vocab = Vocab.build(t for t, _ in demos)
     reports, unseen, result = {}, {}, {"args": vars(args), "arms": {}}
-    for arm in args.arms.split(","):
+    arms = args.arms.split(",")
+    if args.init:  # the start itself, scored first: every arm is paired against it
+        start = Policy.load(args.init, device=dev)
+        reports[args.init] = evaluate(start, held, sandbox=sandbox, verifier=verifier, cfg=ep)
+        unseen[args.init] = evaluate(start, renamed_dev, sandbox=sandbox, verifier=verifier, cfg=ep)
+        result["arms"][args.init] = {
+            "dev": reports[args.init].to_dict(),
+            "novel": unseen[args.init].to_dict(),
+        }
+    for arm in arms:
         opt, lr, *extra = arm.split(":")
         spell, share = (float(x) for x in (extra + ["0", "0"])[:2])
         pick = random.Random(f"novel:{args.seed}")
         copies = novel_tasks([t for t in train if pick.random() < share], sandbox, args.seed) if share else []
         more = recipe_demos(copies, sandbox, dataclasses.replace(rc, seed=args.seed))
         torch.manual_seed(args.seed)
-        model = GPT(preset(rc.preset, pos=rc.pos), Vocab(vocab.ids)).to(dev)
+        if args.init:
+            model = registry.load(args.init, device=dev)[0]
+        else:
+            model = GPT(preset(rc.preset, pos=rc.pos), Vocab(vocab.ids)).to(dev)
         cfg = SFTConfig(
             lr=float(lr),
             batch_size=rc.batch_size,
@@ -95,6 +116,9 @@ def main() -> None:
             f"{sft['seconds']:.0f} s, loss {sft['loss']:.3f}; dev {100 * reports[arm].pass_at_1:.1f} %, "
             f"novel names {100 * unseen[arm].pass_at_1:.1f} %"
         )
+    if args.publish:
+        registry.publish(args.publish, model, meta={"source": f"dev/probe_sft.py {arm}", "parent": args.init})
+        console.print(f"published {args.publish}")
     first, *rest = list(reports)
     console.print(report_table("dev pass@1 (%), greedy, 3 turns", reports))
     for arm in rest:
