@@ -89,6 +89,32 @@ def test_hints_from_real_failures(folder):
     assert H.find_hints("bash", "cat notes.txt", ok.stdout, ok.stderr, ok.exit_code, folder) == []
 
 
+def test_a_folder_that_is_not_there_yet(tmp_path, folder, monkeypatch):
+    """Nothing near the missing path: the folder the command needs, made first (thefuck's cd_mkdir and
+    cp_create_destination); a typo of a folder that exists, or a missing plain file, gets no such hint. Through
+    `iclaw fix --yes`, the fix that makes it runs in the folder."""
+    assert hints_of("bash", "cd new-site", folder) == [H.Hint("folder", "new-site", ("mkdir -p new-site",))]
+    cp = hints_of("bash", "cp notes.txt backup/2024-03-15/", folder)
+    assert H.Hint("folder", "backup/2024-03-15", ("mkdir -p backup/2024-03-15",)) in cp
+    assert H.Hint("folder", "sorted", ("mkdir -p sorted",)) in hints_of(
+        "bash", "sort notes.txt > sorted/notes.txt", folder
+    )
+    assert H.substitute(
+        "bash", "cd new-site && ls", H.Hint("folder", "new-site", ("mkdir -p new-site",))
+    ) == ["mkdir -p new-site && cd new-site && ls"]
+    assert hints_of("bash", "cd scr", folder) == [H.Hint("path", "scr", ("src",))]
+    assert all(h.what != "folder" for h in hints_of("bash", "cat zqxwv.txt", folder))
+    monkeypatch.delenv("ICLAW_MODEL", raising=False)
+    use_home(monkeypatch, tmp_path / "home")
+    monkeypatch.chdir(folder)
+    with one_thread():
+        r = CliRunner().invoke(
+            app, ["fix", "cd new-site && touch index.html", "--yes", "--json", "--db", str(tmp_path / "t.db")]
+        )
+    assert r.exit_code == 0, r.output
+    assert (folder / "new-site" / "index.html").is_file() and json.loads(r.stdout)["fixed"] is True
+
+
 def test_hints_on_bad_input(folder, tmp_path, monkeypatch):
     """A folder of 20,000 files, names that are not UTF-8, an unreadable PATH entry, a 64 KiB command:
     capped hints or none, never an error."""

@@ -9,6 +9,8 @@ returns a few `Hint`s, each a word that failed and the nearest things that exist
   path      `No such file or directory`, `cannot access`, ... -> for each path in the command (or quoted in
             the error) that does not exist, the nearest names in its folder (bash's cdspell), a name that
             differs only in case first
+  folder    ... where nothing is near, the folder the command needs (`cd new-site`, `cp a backup/`, `> out/a`)
+            -> `mkdir -p` it first (thefuck's cd_mkdir and cp_create_destination)
   git       git's own "The most similar command is" lines
   python    Python's own "Did you mean: 'x'?"; `No module named 'x'` -> the nearest standard-library module
   option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`;
@@ -60,7 +62,7 @@ BUILTINS = (
 
 @dataclass(frozen=True)
 class Hint:
-    what: str  # command | path | git | python | option | edit | history
+    what: str  # command | path | folder | git | python | option | edit | history
     wrong: str  # the word that failed (edit: "line N"; history: the whole command)
     rights: tuple[str, ...]  # nearest first
 
@@ -215,7 +217,11 @@ def find_hints(
         paths = [w for w in words(code) if _pathlike(w) and w not in executables()] if kind == "bash" else []
         paths += [q for q in QUOTED.findall(text) if _pathlike(q)]
         for p in list(dict.fromkeys(paths))[:MAX_PATHS]:
-            add("path", p, near_path(p, cwd))
+            near = near_path(p, cwd)
+            add("path", p, near)
+            if not near and kind == "bash":  # nothing near: perhaps the folder is yet to be made
+                folder = missing_folder(p, code, cwd)
+                add("folder", folder, (f"mkdir -p {shlex.quote(folder)}",) if folder else ())
     if usage is not None and kind == "bash":
         for m in OPTION.finditer(text):
             opt = m.group(1)
@@ -322,6 +328,20 @@ def near_path(path: str, cwd: Path) -> tuple[str, ...]:
     return tuple(str(f) for f in found)
 
 
+def missing_folder(path: str, code: str, cwd: Path) -> str:
+    """The folder a command needs made, where nothing near the missing path exists (thefuck's cd_mkdir and
+    cp_create_destination): `cd new-site` -> `new-site`, `cp a backup/2024/` -> `backup/2024`, `sort a >
+    sorted/a.txt` -> `sorted`. '' for a plain missing file, whose folder is there."""
+    p = Path(path)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        return ""
+    ws = words(code)
+    if path.endswith("/") or any(a == "cd" and b == path for a, b in zip(ws, ws[1:])):
+        return str(p)
+    parent = p.parent
+    return "" if parent == Path() or (cwd / parent).exists() else str(parent)
+
+
 def one_edit_away(word: str) -> set[str]:
     """Every name one deletion, swap, replacement or insertion from `word` (letters, digits, `._-`)."""
     if len(word) > MAX_WORD:
@@ -354,6 +374,8 @@ def substitute(kind: str, code: str, hint: Hint) -> list[str]:
     A word is replaced where it stands alone (`gti status` -> `git status`, never inside another word)."""
     if hint.what == "history":
         return list(hint.rights)
+    if hint.what == "folder":  # made first, then the command as typed
+        return [f"{r} && {code}" for r in hint.rights]
     if hint.what == "edit":  # a whole line, by its number
         lines, n = code.split("\n"), int(hint.wrong.split()[-1])
         return ["\n".join(lines[: n - 1] + [r] + lines[n:]) for r in hint.rights]
