@@ -16,8 +16,9 @@ returns a few `Hint`s, each a word that failed and the nearest things that exist
   option    `unrecognized option '--colr'` -> the nearest long options from the tool's own `--help`;
             `invalid argument 'szie' for '--sort'` -> the nearest of the values the tool lists; make's
             `No rule to make target 'tset'` -> the nearest target in the Makefile
-  edit      Python's SyntaxError / IndentationError that says the edit (`expected ':'`) -> the line as it
-            should read, by its number (`line 2 -> while n < 2:`): an edit, the program is never re-typed
+  edit      Python's error read as an edit (iclaw/tools/py_hints.py: `expected ':'`, a module not imported,
+            str + int, a key the data file spells otherwise, ...) -> the line it names as it should read, by
+            its number (`line 2 -> while n < 2:`): an edit, the program is never re-typed
   history   a command that exited 0 before, in this store, close to the one that failed
 
 `render` makes them one line, `[hint: gti -> git, gio | note.txt -> notes.txt]`, which format_output appends
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from iclaw.tools import py_hints
 from iclaw.tools.isolation import SANDBOX_PATH
 
 MAX_NAMES = 5000  # entries read from one directory: a folder of 100,000 files costs what 5,000 do
@@ -228,43 +230,33 @@ def find_hints(
             tool = next((w for w in words(code) if opt in w or not w.startswith("-")), "")
             if opt.startswith("--") and tool:
                 add("option", opt, nearest(opt, set(re.findall(r"(?<![\w-])--[a-z][\w-]*", usage(tool)))))
-    if kind == "python":
-        for line_no, new in line_edits(code, text):
-            add("edit", f"line {line_no}", (new,))
+    # Python's message read as an edit of the line it names (iclaw/tools/py_hints.py): of the program, or of
+    # the script a command ran (`python3 report.py`), which sed then edits (see substitute)
+    script = python_script(code, cwd) if kind == "bash" else ""
+    if kind == "python" or script:
+        src = code if kind == "python" else (cwd / script).read_text(errors="replace")
+        by_lines: dict[str, list[str]] = {}
+        for a, b, new in py_hints.edits(src, text, cwd, name=script.rsplit("/", 1)[-1] or "main.py"):
+            where = f"line {a}" if a == b else f"lines {a}-{b}"
+            by_lines.setdefault(f"{script} {where}".strip(), []).append(new)
+        for where, news in by_lines.items():
+            add("edit", where, tuple(news))
     if history and kind == "bash":
         add("history", code, tuple(h for h in history if h != code and distance(code, h, 3) <= 3)[:1])
     return found[:MAX_HINTS]
 
 
-PY_AT = re.compile(r'File "[^"]*", line (\d+)')
-PY_ERROR = re.compile(r"^(SyntaxError|IndentationError): (.*)$", re.M)
-
-
-def line_edits(code: str, text: str) -> list[tuple[int, str]]:
-    """Python's own SyntaxError / IndentationError messages that say the edit: (line number, new line).
-    `expected ':'`, `'(' was never closed`, `Missing parentheses in call to 'print'`, `expected an indented
-    block`, `unterminated string literal`."""
-    at, err = PY_AT.findall(text), PY_ERROR.findall(text)
-    lines = code.split("\n")
-    if not at or not err or not 0 < int(at[-1]) <= len(lines):
-        return []
-    n, (_, msg) = int(at[-1]), err[-1]
-    line = lines[n - 1]
-    body = line.rstrip()
-    if msg.startswith("expected ':'"):
-        return [(n, body + ":")]
-    m = re.match(r"'([(\[{])' was never closed", msg)
-    if m:
-        return [(n, body + {"(": ")", "[": "]", "{": "}"}[m.group(1)])]
-    if msg.startswith("Missing parentheses in call to 'print'"):
-        head, _, rest = body.partition("print ")
-        return [(n, f"{head}print({rest.strip()})")] if rest else []
-    if msg.startswith("expected an indented block"):
-        return [(n, "    " + line)]
-    if msg.startswith("unterminated string literal"):
-        quote = next((c for c in body if c in "'\""), "")
-        return [(n, body + quote)] if quote else []
-    return []
+def python_script(code: str, cwd: Path) -> str:
+    """The Python file a command runs (`python3 report.py --all` -> report.py), if it is in the folder and
+    small enough to read (64 KiB); '' otherwise."""
+    ws = words(code)
+    if len(ws) < 2 or not re.fullmatch(r"python3?(\.\d+)?", ws[0]) or not ws[1].endswith(".py"):
+        return ""
+    p = cwd / ws[1]
+    ok = (
+        ".." not in Path(ws[1]).parts and not Path(ws[1]).is_absolute() and p.is_file() and not p.is_symlink()
+    )
+    return ws[1] if ok and p.stat().st_size <= 65536 else ""
 
 
 NOT_RUN = re.compile(r"^(?:\S+: )*(?:line \d+: )?(\S+): (?:Permission denied|command not found)$", re.M)
@@ -362,7 +354,7 @@ def render(hints: list[Hint]) -> str:
         if h.what == "history":
             parts.append(f"worked before: {h.rights[0]}")
         else:
-            parts.append(f"{h.wrong} -> {', '.join(h.rights)}")
+            parts.append(f"{h.wrong} -> {', '.join(r.replace(chr(10), ' ⏎ ') for r in h.rights[:RIGHTS])}")
     if not parts:
         return ""
     line = "[hint: " + " | ".join(parts)
@@ -376,9 +368,15 @@ def substitute(kind: str, code: str, hint: Hint) -> list[str]:
         return list(hint.rights)
     if hint.what == "folder":  # made first, then the command as typed
         return [f"{r} && {code}" for r in hint.rights]
-    if hint.what == "edit":  # a whole line, by its number
-        lines, n = code.split("\n"), int(hint.wrong.split()[-1])
-        return ["\n".join(lines[: n - 1] + [r] + lines[n:]) for r in hint.rights]
+    if hint.what == "edit":  # whole lines, by their numbers: "line 3" or "lines 3-5" (of "report.py")
+        (a, _, b), file = hint.wrong.split()[-1].partition("-"), hint.wrong.rsplit(" ", 2)[0]
+        a, b = int(a), int(b or a)
+        if kind == "bash":  # the script's lines changed by sed (its `c\` keeps the indentation), then the run
+            esc = [r.replace("\\", "\\\\").replace("\n", "\\\n").replace("'", "'\\''") for r in hint.rights]
+            where = f"{a}" if a == b else f"{a},{b}"
+            return [f"sed -i '{where}c\\{e}' {shlex.quote(file)} && {code}" for e in esc]
+        lines = code.split("\n")
+        return ["\n".join(lines[: a - 1] + [r] + lines[b:]) for r in hint.rights]
     pattern = re.compile(r"(?<![\w./-])" + re.escape(hint.wrong) + r"(?![\w-])")
     if hint.what in ("python", "git") and kind == "python":
         pattern = re.compile(r"(?<![\w])" + re.escape(hint.wrong) + r"(?![\w])")
