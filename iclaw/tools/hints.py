@@ -19,6 +19,8 @@ returns a few `Hint`s, each a word that failed and the nearest things that exist
   edit      Python's error read as an edit (iclaw/tools/py_hints.py: `expected ':'`, a module not imported,
             str + int, a key the data file spells otherwise, ...) -> the line it names as it should read, by
             its number (`line 2 -> while n < 2:`): an edit, the program is never re-typed
+  fix       a slip whose message says the whole fix (iclaw/tools/sh_hints.py: `cut -f0`, `tar -cfv x.tar`,
+            `grep two words f`, `name = x`, `cd..`, `copy a b`, ...) -> the command as it should read
   history   a command that exited 0 before, in this store, close to the one that failed
 
 `render` makes them one line, `[hint: gti -> git, gio | note.txt -> notes.txt]`, which format_output appends
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pkgutil
 import re
 import shlex
 import sys
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from iclaw.tools import py_hints
+from iclaw.tools import py_hints, sh_hints
 from iclaw.tools.isolation import SANDBOX_PATH
 
 MAX_NAMES = 5000  # entries read from one directory: a folder of 100,000 files costs what 5,000 do
@@ -64,7 +67,7 @@ BUILTINS = (
 
 @dataclass(frozen=True)
 class Hint:
-    what: str  # command | path | folder | git | python | option | edit | history
+    what: str  # command | path | folder | git | python | option | edit | fix | history
     wrong: str  # the word that failed (edit: "line N"; history: the whole command)
     rights: tuple[str, ...]  # nearest first
 
@@ -156,7 +159,7 @@ GIT = re.compile(
     r"git: '([^']+)' is not a git command.*?most similar commands? (?:is|are)\n((?:\t\S+\n?)+)", re.S
 )
 PY_MEAN = re.compile(r"(?:name|attribute|module) '([^']+)'.*?Did you mean: '([^']+)'\?", re.S)
-PY_MODULE = re.compile(r"No module named '([\w.]+)'")
+PY_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 Q = "['‘’`]"  # GNU tools quote with ' or, in a UTF-8 locale (the sandbox's), with ‘ ’
 VALID = re.compile(
     rf"invalid argument {Q}([^'‘’]+){Q} for {Q}[^'‘’]+{Q}\s*\n"
@@ -164,7 +167,7 @@ VALID = re.compile(
 )
 MAKE = re.compile(rf"No rule to make target {Q}([^'‘’]+){Q}")
 MAKE_TARGET = re.compile(r"^([A-Za-z0-9_][\w.-]*)\s*:(?!=)", re.M)
-OPTION = re.compile(r"(?:unrecognized|unknown|invalid) option[^'`\"‘]*['`\"‘](--?[\w-]+)")
+OPTION = re.compile(r"(?:unrecognized|unknown|invalid) option(?:[^'`\"‘\n]*['`\"‘]|:\s*)(--?[\w-]+)")
 QUOTED = re.compile(r"""['"‘’]([^'"‘’\n]{1,200})['"‘’]""")
 
 
@@ -203,6 +206,8 @@ def find_hints(
         add("git", m.group(1), tuple(s.strip() for s in m.group(2).split("\n") if s.strip())[:RIGHTS])
     for m in PY_MEAN.finditer(text):
         add("python", m.group(1), (m.group(2),))
+    if kind == "bash":  # the slips whose message says the whole fix (iclaw/tools/sh_hints.py)
+        add("fix", code, tuple(sh_hints.fixes(code, text, cwd))[:RIGHTS])
     for m in NOT_RUN.finditer(text):  # a script run as a command, before its name is taken for a typo
         add("command", m.group(1), run_with(m.group(1), cwd))
     if exit_code == 127 or "command not found" in text:
@@ -213,8 +218,13 @@ def find_hints(
     for m in MAKE.finditer(text):
         add("option", m.group(1), nearest(m.group(1), make_targets(cwd)))
     for m in PY_MODULE.finditer(text):
-        top = m.group(1).split(".")[0]
-        add("python", top, nearest(top, sorted(sys.stdlib_module_names)))
+        top, _, rest = m.group(1).partition(".")
+        pkg = py_hints.stdlib(top) if rest and "." not in rest else None
+        if pkg is not None and hasattr(pkg, "__path__"):  # json.tol -> json.tool, its package's own modules
+            subs = sorted(f"{top}.{i.name}" for i in pkgutil.iter_modules(pkg.__path__))
+            add("python", m.group(1), nearest(m.group(1), subs))
+        else:
+            add("python", top, nearest(top, sorted(sys.stdlib_module_names)))
     if any(s in text for s in MISSING):
         paths = [w for w in words(code) if _pathlike(w) and w not in executables()] if kind == "bash" else []
         paths += [q for q in QUOTED.findall(text) if _pathlike(q)]
@@ -325,7 +335,7 @@ def missing_folder(path: str, code: str, cwd: Path) -> str:
     cp_create_destination): `cd new-site` -> `new-site`, `cp a backup/2024/` -> `backup/2024`, `sort a >
     sorted/a.txt` -> `sorted`. '' for a plain missing file, whose folder is there."""
     p = Path(path)
-    if p.is_absolute() or ".." in p.parts or not p.parts:
+    if p.is_absolute() or ".." in p.parts or not p.parts or (cwd / p).exists():
         return ""
     ws = words(code)
     if path.endswith("/") or any(a == "cd" and b == path for a, b in zip(ws, ws[1:])):
@@ -353,6 +363,8 @@ def render(hints: list[Hint]) -> str:
     for h in hints:
         if h.what == "history":
             parts.append(f"worked before: {h.rights[0]}")
+        elif h.what == "fix":
+            parts.append("try " + ", ".join(h.rights[:RIGHTS]))
         else:
             parts.append(f"{h.wrong} -> {', '.join(r.replace(chr(10), ' ⏎ ') for r in h.rights[:RIGHTS])}")
     if not parts:
@@ -364,7 +376,7 @@ def render(hints: list[Hint]) -> str:
 def substitute(kind: str, code: str, hint: Hint) -> list[str]:
     """Candidate fixes from one hint: the command (or program) with the wrong word replaced by each right one.
     A word is replaced where it stands alone (`gti status` -> `git status`, never inside another word)."""
-    if hint.what == "history":
+    if hint.what in ("history", "fix"):  # whole commands
         return list(hint.rights)
     if hint.what == "folder":  # made first, then the command as typed
         return [f"{r} && {code}" for r in hint.rights]
@@ -378,11 +390,16 @@ def substitute(kind: str, code: str, hint: Hint) -> list[str]:
         lines = code.split("\n")
         return ["\n".join(lines[: a - 1] + [r] + lines[b:]) for r in hint.rights]
     pattern = re.compile(r"(?<![\w./-])" + re.escape(hint.wrong) + r"(?![\w-])")
+    if (
+        hint.what == "command" and kind == "bash"
+    ):  # where a command stands: `chmod +x a.sh && a.sh` -> `./a.sh`
+        lead = r"(?:^|(?<=[|;&(])|(?<=\$\())\s*(?:(?:sudo|xargs|time|env|nohup|exec|watch)\s+)?"
+        pattern = re.compile("(" + lead + ")" + re.escape(hint.wrong) + r"(?![\w./-])")
     if hint.what in ("python", "git") and kind == "python":
         pattern = re.compile(r"(?<![\w])" + re.escape(hint.wrong) + r"(?![\w])")
     out = []
     for right in hint.rights:
-        new, n = pattern.subn(lambda _m, r=right: r, code)
+        new, n = pattern.subn(lambda m, r=right: (m.group(1) if m.groups() else "") + r, code)
         if n and new != code:
             out.append(new)
     return out
