@@ -372,3 +372,6 @@ def test_a_family_declares_its_variation_or_opts_out(sandbox, tasks, monkeypatch
     j = next(t for t in tasks if t.family == "py-json-api" and t.files)
     varied = varied_files(j, "seed")
     assert all(json.loads(text) != json.loads(j.files[path]) for path, text in varied.items())
+    # ... and leaves a file that is not JSON as the generic one does (the program, in a shell view of the task)
+    shell_view = replace(j, files={**j.files, "main.py": j.broken})
+    assert set(varied_files(shell_view, "seed")) == set(shell_view.files)

@@ -73,7 +73,11 @@ def vary(files: dict[str, str], rng: random.Random) -> dict[str, str]:
     shift = rng.randint(1, 9)
     out = {}
     for path, text in vary_text(files, rng).items():  # keys hold no letters-only words to keep
-        data = json.loads(re.sub(r"\d+", lambda m: str(int(m.group()) + shift), text))
+        try:
+            data = json.loads(re.sub(r"\d+", lambda m: str(int(m.group()) + shift), text))
+        except ValueError:  # not the JSON file (the program itself, in a shell view of the task)
+            out[path] = text
+            continue
         if isinstance(data, dict):
             data[rng.choice([w for w in pools.WORDS if w not in data])] = shift
         out[path] = dump_json(data, like=text)
