@@ -100,6 +100,17 @@ def test_the_edit_that_python_names_fixes_it(tmp_path: Path, code: str, files: d
     assert "\n" not in H.render(hints)
 
 
+def test_a_syntax_edit_is_shown_a_runtime_one_searched(tmp_path: Path):
+    """The edits of a SyntaxError go into the observation's hint line (the shipped weights saw those); the
+    others are candidates for the search only while hints.SEARCH_ONLY holds."""
+    sb = Sandbox()
+    for code, shown in (("if 1 > 0\n    print(1)\n", True), ("n = 2\nprint('n=' + n)\n", False)):
+        r = sb.run("python", code, tmp_path)
+        hints = H.find_hints("python", code, r.stdout, r.stderr, r.exit_code, tmp_path)
+        assert [h.shown for h in hints if h.what == "edit"] == [shown or not H.SEARCH_ONLY]
+        assert ("line " in H.render(hints)) == (shown or not H.SEARCH_ONLY)
+
+
 def test_edits_on_what_is_not_a_traceback():
     assert P.edits("print(1)\n", "") == []
     assert (
@@ -131,7 +142,8 @@ def test_a_script_the_command_ran_is_edited_by_sed(tmp_path: Path, monkeypatch):
     (d / "amounts.txt").write_text("2.5\n4\n")
     r = Sandbox(workspace=True).run("bash", "python3 lib/tally.py", d)
     hints = H.find_hints("bash", "python3 lib/tally.py", r.stdout, r.stderr, r.exit_code, d)
-    assert H.Hint("edit", "lib/tally.py line 3", ("    n += int(row)", "    n += float(row)")) in hints
+    edit = H.Hint("edit", "lib/tally.py line 3", ("    n += int(row)", "    n += float(row)"), shown=False)
+    assert edit in hints and "int(row)" not in H.render(hints)  # a runtime edit: for the search only
     assert H.substitute("bash", "python3 lib/tally.py", hints[0])[1] == (
         "sed -i '3c\\    n += float(row)' lib/tally.py && python3 lib/tally.py"
     )

@@ -55,6 +55,10 @@ MAX_WORD = 64  # longer "words" (a pasted blob) are not typos of a name
 MAX_HINTS = 3
 RIGHTS = 3  # names offered per hint
 MAX_LINE = 240  # characters of the rendered line
+# The fix hints and Python's runtime edits are candidates for the search only, kept out of the observation: the
+# shipped weights, never trained on them, lost 5.8 points of held-out Python with them in it (docs/LOG.md).
+# A recipe run that trains on them turns this off.
+SEARCH_ONLY = True
 MAX_PATHS = 8  # paths of one command looked up: a pasted list of 10,000 names must not cost seconds
 
 BUILTINS = (
@@ -70,6 +74,7 @@ class Hint:
     what: str  # command | path | folder | git | python | option | edit | fix | history
     wrong: str  # the word that failed (edit: "line N"; history: the whole command)
     rights: tuple[str, ...]  # nearest first
+    shown: bool = True  # in the observation's hint line; False: a candidate for the search only (SEARCH_ONLY)
 
 
 def distance(a: str, b: str, cap: int = 4) -> int:
@@ -198,16 +203,16 @@ def find_hints(
     text = text[-8192:]  # the end of an error says the most, and a flood must not cost time
     found: list[Hint] = []
 
-    def add(what: str, wrong: str, rights: tuple[str, ...]) -> None:
+    def add(what: str, wrong: str, rights: tuple[str, ...], shown: bool = True) -> None:
         if rights and wrong not in [h.wrong for h in found]:
-            found.append(Hint(what, wrong, rights))
+            found.append(Hint(what, wrong, rights, shown or not SEARCH_ONLY))
 
     for m in GIT.finditer(text):
         add("git", m.group(1), tuple(s.strip() for s in m.group(2).split("\n") if s.strip())[:RIGHTS])
     for m in PY_MEAN.finditer(text):
         add("python", m.group(1), (m.group(2),))
     if kind == "bash":  # the slips whose message says the whole fix (iclaw/tools/sh_hints.py)
-        add("fix", code, tuple(sh_hints.fixes(code, text, cwd))[:RIGHTS])
+        add("fix", code, tuple(sh_hints.fixes(code, text, cwd))[:RIGHTS], shown=False)
     for m in NOT_RUN.finditer(text):  # a script run as a command, before its name is taken for a typo
         add("command", m.group(1), run_with(m.group(1), cwd))
     if exit_code == 127 or "command not found" in text:
@@ -250,10 +255,10 @@ def find_hints(
             where = f"line {a}" if a == b else f"lines {a}-{b}"
             by_lines.setdefault(f"{script} {where}".strip(), []).append(new)
         for where, news in by_lines.items():
-            add("edit", where, tuple(news))
+            add("edit", where, tuple(news), shown=py_hints.syntax(text))
     if history and kind == "bash":
         add("history", code, tuple(h for h in history if h != code and distance(code, h, 3) <= 3)[:1])
-    return found[:MAX_HINTS]
+    return [h for h in found if h.shown][:MAX_HINTS] + [h for h in found if not h.shown][:MAX_HINTS]
 
 
 def python_script(code: str, cwd: Path) -> str:
@@ -360,7 +365,7 @@ def one_edit_away(word: str) -> set[str]:
 def render(hints: list[Hint]) -> str:
     """One line for the observation: `[hint: gti -> git, gio | note.txt -> notes.txt]` ('' for none)."""
     parts = []
-    for h in hints:
+    for h in (h for h in hints if h.shown):
         if h.what == "history":
             parts.append(f"worked before: {h.rights[0]}")
         elif h.what == "fix":

@@ -42,6 +42,7 @@ from pathlib import Path
 MAX_EDITS = 6  # candidates from one failure
 FRAME = re.compile(r'File "([^"]*)", line (\d+)')
 LAST = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Warning)): ?(.*)$", re.M)
+SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 MUTATORS = ("append", "extend", "insert", "remove", "sort", "reverse", "clear", "update", "shuffle")
 QUOTE = {"(": ")", "[": "]", "{": "}"}
 
@@ -87,6 +88,12 @@ def stdlib(name: str):
         return None
 
 
+def syntax(text: str) -> bool:
+    """Whether the failure is one Python reports before running anything (the edits the shipped weights saw)."""
+    m = list(LAST.finditer(text))
+    return bool(m) and m[-1].group(1) in SYNTAX_ERRORS
+
+
 def edits(code: str, text: str, cwd: Path | str = ".", name: str = "main.py") -> list[tuple[int, int, str]]:
     """(first line, last line, new text) candidates for the program `code` (the file `name`) that failed
     with `text`: lines first..last (from 1) read `new text` instead. Most rules change one line."""
@@ -98,7 +105,7 @@ def edits(code: str, text: str, cwd: Path | str = ".", name: str = "main.py") ->
     err, msg = m[-1].group(1), m[-1].group(2)
     line = lines[n - 1]
     out: list[tuple[int, int, str]] = []
-    for rule in SYNTAX if err in ("SyntaxError", "IndentationError", "TabError") else RUNTIME:
+    for rule in SYNTAX if err in SYNTAX_ERRORS else RUNTIME:
         try:
             for e in rule(err, msg, lines, n, line, text, Path(cwd)):
                 a, b, t = e if len(e) == 3 else (e[0], e[0], e[1])
