@@ -100,11 +100,12 @@ def test_the_edit_that_python_names_fixes_it(tmp_path: Path, code: str, files: d
     assert "\n" not in H.render(hints)
 
 
-def test_a_syntax_edit_is_shown_a_runtime_one_searched(tmp_path: Path):
-    """The edits of a SyntaxError go into the observation's hint line (the shipped weights saw those); the
-    others are candidates for the search only while hints.SEARCH_ONLY holds."""
+def test_the_edits_the_weights_saw_are_shown_the_rest_searched(tmp_path: Path):
+    """The edits the shipped weights were measured with (`expected ':'`, ...) go into the observation's hint
+    line; the others are candidates for the search only while hints.SEARCH_ONLY holds."""
     sb = Sandbox()
-    for code, shown in (("if 1 > 0\n    print(1)\n", True), ("n = 2\nprint('n=' + n)\n", False)):
+    cases = [("if 1 > 0\n    print(1)\n", True), ("n = 2\nprint('n=' + n)\n", False), ("n = 1\nn++\n", False)]
+    for code, shown in cases:
         r = sb.run("python", code, tmp_path)
         hints = H.find_hints("python", code, r.stdout, r.stderr, r.exit_code, tmp_path)
         assert [h.shown for h in hints if h.what == "edit"] == [shown or not H.SEARCH_ONLY]

@@ -55,9 +55,9 @@ MAX_WORD = 64  # longer "words" (a pasted blob) are not typos of a name
 MAX_HINTS = 3
 RIGHTS = 3  # names offered per hint
 MAX_LINE = 240  # characters of the rendered line
-# The fix hints and Python's runtime edits are candidates for the search only, kept out of the observation: the
-# shipped weights, never trained on them, lost 5.8 points of held-out Python with them in it (docs/LOG.md).
-# A recipe run that trains on them turns this off.
+# The fix hints and the newer Python edits (py_hints.seen) are candidates for the search only, kept out of the
+# observation: the shipped weights, never trained on them, lost 5.8 points of held-out Python with them in it
+# (docs/LOG.md). A recipe run that trains on them turns this off.
 SEARCH_ONLY = True
 MAX_PATHS = 8  # paths of one command looked up: a pasted list of 10,000 names must not cost seconds
 
@@ -255,7 +255,7 @@ def find_hints(
             where = f"line {a}" if a == b else f"lines {a}-{b}"
             by_lines.setdefault(f"{script} {where}".strip(), []).append(new)
         for where, news in by_lines.items():
-            add("edit", where, tuple(news), shown=py_hints.syntax(text))
+            add("edit", where, tuple(news), shown=py_hints.seen(text))
     if history and kind == "bash":
         add("history", code, tuple(h for h in history if h != code and distance(code, h, 3) <= 3)[:1])
     return [h for h in found if h.shown][:MAX_HINTS] + [h for h in found if not h.shown][:MAX_HINTS]

@@ -43,6 +43,15 @@ MAX_EDITS = 6  # candidates from one failure
 FRAME = re.compile(r'File "([^"]*)", line (\d+)')
 LAST = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Warning)): ?(.*)$", re.M)
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+SEEN = (
+    "expected ':'",
+    "'(' was never",
+    "'[' was never",
+    "'{' was never",
+    "Missing parentheses",
+    "expected an indented",
+)
+SEEN += ("unterminated string literal",)
 MUTATORS = ("append", "extend", "insert", "remove", "sort", "reverse", "clear", "update", "shuffle")
 QUOTE = {"(": ")", "[": "]", "{": "}"}
 
@@ -88,10 +97,12 @@ def stdlib(name: str):
         return None
 
 
-def syntax(text: str) -> bool:
-    """Whether the failure is one Python reports before running anything (the edits the shipped weights saw)."""
+def seen(text: str) -> bool:
+    """Whether the failure is one whose edit the hint line carried when the shipped weights were measured
+    (`expected ':'`, a bracket never closed, print without parentheses, a block not indented, a string not
+    closed): those stay in the observation, the rest are for the search only (hints.SEARCH_ONLY)."""
     m = list(LAST.finditer(text))
-    return bool(m) and m[-1].group(1) in SYNTAX_ERRORS
+    return bool(m) and m[-1].group(1) in SYNTAX_ERRORS and m[-1].group(2).startswith(SEEN)
 
 
 def edits(code: str, text: str, cwd: Path | str = ".", name: str = "main.py") -> list[tuple[int, int, str]]:
