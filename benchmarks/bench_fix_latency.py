@@ -3,8 +3,8 @@
     python benchmarks/bench_fix_latency.py            # needs `pip install thefuck` for the peer column
 
 Three figures, each p50 / p95 over the cases:
-  hints      find_hints on the real output of every shell task of benchmarks/outside.jsonl (run once in the
-             sandbox first; only the hint computation is timed)
+  hints      find_hints on the real output of every task of benchmarks/outside.jsonl, shell and Python apart
+             (each run once in the sandbox first; only the hint computation is timed)
   in-process one Fixer.run per case of the first-tries table (tests/test_fix.py FIRST_TRIES) with the built-in
              policy loaded once, next to thefuck's get_corrected_commands on the same output in the same
              process (its rules read the same folder)
@@ -69,19 +69,18 @@ def main() -> None:
     usage = H.usage_in(sandbox)
     with tempfile.TemporaryDirectory(prefix="iclaw-bench-latency-") as tmp:
         root = Path(tmp)
-        times = []
+        times: dict[str, list[float]] = {"bash": [], "python": []}
         H.executables()  # the PATH listing is read once per process; its cost is in the first fix
-        for i, t in enumerate(
-            t for t in load_tasks(Path(__file__).with_name("outside.jsonl")) if t.kind == "bash"
-        ):
+        for i, t in enumerate(load_tasks(Path(__file__).with_name("outside.jsonl"))):
             d = root / f"o{i}"
             d.mkdir()
             write_fixture(t.files, d)
-            r = sandbox.run("bash", t.broken, d)
+            r = sandbox.run(t.kind, t.broken, d)
             start = time.perf_counter()
-            H.find_hints("bash", t.broken, r.stdout, r.stderr, r.exit_code, d, usage=usage)
-            times.append(time.perf_counter() - start)
-        print(f"hints        {pct(times)}")
+            H.find_hints(t.kind, t.broken, r.stdout, r.stderr, r.exit_code, d, usage=usage)
+            times[t.kind].append(time.perf_counter() - start)
+        print(f"hints shell  {pct(times['bash'])}")
+        print(f"hints python {pct(times['python'])}")
 
         from iclaw.agent.episode import EpisodeConfig
         from iclaw.agent.fix import Fixer
