@@ -128,6 +128,15 @@ def test_hints_on_bad_input(folder, tmp_path, monkeypatch):
     assert len(hs) <= H.MAX_HINTS and all(len(h.rights) <= H.RIGHTS for h in hs)
     (big / "notes.txt").write_text("milk\n")  # too many names to list: its one-edit neighbours are asked for
     assert H.near_path("note.txt", big) == ("notes.txt",)
+    # Python's errors read there: the program's own data file is read first, the folder's names capped
+    (big / "cfg.json").write_text('{"host": "x"}')
+    tb = "Traceback (most recent call last):\n  File \"main.py\", line 2, in <module>\nKeyError: 'Host'"
+    code = 'import json\nprint(json.load(open("cfg.json"))["Host"])\n'
+    assert H.find_hints("python", code, "", tb, 1, big)[0].rights == (
+        'print(json.load(open("cfg.json"))["host"])',
+    )
+    assert H.find_hints("python", "x = {\n" * 9000, "", tb, 1, big) == []
+    assert H.find_hints("bash", "python3 caf\udce9/main.py", "", tb, 1, big) == []
     blob = "cat " + " ".join(f"n{i}.txt" for i in range(9000))
     assert len(blob) > 64_000
     assert H.find_hints("bash", blob, "", "No such file or directory", 1, folder) == []

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import itertools
 import json
 import keyword
 import pkgutil
@@ -64,6 +65,14 @@ def where(text: str, n_lines: int, name: str = "main.py") -> int:
 
 def indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
+
+
+def entries(folder: Path, n: int) -> list[Path]:
+    """At most n entries of a folder, unsorted (a folder of 100,000 files costs what n do)."""
+    try:
+        return list(itertools.islice(folder.iterdir(), n))
+    except OSError:
+        return []
 
 
 def closing(line: str, start: int) -> int:
@@ -516,7 +525,8 @@ def defined_later(err, msg, lines, n, line, text, cwd):
 
 
 def data_keys(cwd: Path, code: str) -> list[str]:
-    """Keys the folder's JSON files and CSV headers hold (first 64 KiB of 20 files), and the program's own."""
+    """Keys the JSON files and CSV headers hold (the program's own data files, then the folder's; the first 64
+    KiB of each), and the program's own dict keys."""
     keys: list[str] = re.findall(r"""["'](\w[\w -]*)["']\s*:""", code)
 
     def walk(x):
@@ -528,7 +538,10 @@ def data_keys(cwd: Path, code: str) -> list[str]:
             for v in x[:20]:
                 walk(v)
 
-    for p in sorted(cwd.glob("*"))[:200]:
+    named = [cwd / n for n in re.findall(r"""["']([^"'\n]+\.(?:json|csv|tsv))["']""", code) if ".." not in n]
+    for p in list(dict.fromkeys(named + sorted(entries(cwd, 2000))))[
+        :200
+    ]:  # the files the program names first
         if p.suffix not in (".json", ".csv", ".tsv") or not p.is_file():
             continue
         try:
@@ -646,7 +659,7 @@ def open_folder(err, msg, lines, n, line, text, cwd):
     """`open("logs")` of a folder: the files in it."""
     m = re.match(r"\[Errno 21\] Is a directory: '(.+)'$", msg)
     if err == "IsADirectoryError" and m and (cwd / m.group(1)).is_dir() and "open(" in line:
-        names = sorted(p.name for p in (cwd / m.group(1)).iterdir() if p.is_file())[:3]
+        names = sorted(p.name for p in entries(cwd / m.group(1), 2000) if p.is_file())[:3]
         for q in "\"'":
             for name in names if f"open({q}{m.group(1)}{q}" in line else []:
                 yield n, line.replace(f"open({q}{m.group(1)}{q}", f"open({q}{m.group(1)}/{name}{q}")
