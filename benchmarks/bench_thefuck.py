@@ -208,6 +208,27 @@ def table(rows: list[dict], have_tf: bool, have_ic: bool) -> dict:
     return {"families": families, "totals": totals}
 
 
+def against(rows: list[dict], old: list[dict], where: Path) -> None:
+    """iclaw's fixes now against an earlier run's on the same tasks, paired by task id."""
+    import torch
+
+    then = {r["id"]: r["iclaw"]["passed"] for r in old}
+    for label, kinds in (("shell", ("bash",)), ("python", ("python",)), ("all", ("bash", "python"))):
+        both = [r for r in rows if r["kind"] in kinds and r["id"] in then]
+        if not both:
+            continue
+        d = torch.tensor(
+            [float(r["iclaw"]["passed"]) - float(then[r["id"]]) for r in both], dtype=torch.float64
+        )
+        g = torch.Generator().manual_seed(0)
+        means = d[torch.randint(len(d), (2000, len(d)), generator=g)].mean(dim=1)
+        lo, hi = (100 * torch.quantile(means, torch.tensor([0.025, 0.975], dtype=torch.float64))).tolist()
+        was, now = sum(then[r["id"]] for r in both), sum(r["iclaw"]["passed"] for r in both)
+        print(
+            f"{label}: {was} -> {now} of {len(both)} against {where}, {100 * d.mean():+.1f} [{lo:+.1f}, {hi:+.1f}]"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tasks", nargs="?", type=Path, default=DEFAULT_TASKS, help="JSONL task file")
@@ -231,6 +252,16 @@ def main() -> None:
         action="store_true",
         help="iclaw: the model's episode alone, as before the search (ablation)",
     )
+    ap.add_argument(
+        "--all-hints",
+        action="store_true",
+        help="iclaw: every hint in the observation (hints.SEARCH_ONLY off), for weights trained on them",
+    )
+    ap.add_argument(
+        "--against",
+        type=Path,
+        help="an earlier --json of the same tasks: iclaw now minus iclaw then, paired bootstrap 95 %%",
+    )
     ap.add_argument("--seed", type=int, default=0, help="iclaw: torch seed")
     ap.add_argument(
         "--db", type=Path, help="iclaw: keep the episodes in this store (default: a temporary one)"
@@ -239,6 +270,10 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the figures and every task's answers here")
     args = ap.parse_args()
 
+    if args.all_hints:
+        from iclaw.tools import hints
+
+        hints.SEARCH_ONLY = False
     if args.model:
         from iclaw.model import registry
 
@@ -277,6 +312,8 @@ def main() -> None:
         summary["tasks"] = rows
         args.json.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
+    if args.against and ic is not None:
+        against(rows, json.loads(args.against.read_text())["tasks"], args.against)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     python benchmarks/compare_policies.py --new runs/recipe/... --split dev          # decide on dev
     python benchmarks/compare_policies.py --new NEW --tasks runs/recipe/heldout.jsonl  # report on held-out
     python benchmarks/compare_policies.py --new NEW --split dev --novel   # dev with made-up names
+    python benchmarks/compare_policies.py --new NEW --tasks T --all-hints new  # NEW trained with every hint shown
 
 Tasks: a task file, or `generate(N, SPLIT, seed)` (dev by default: the split tuning decisions look at; the
 recipe's held-out is for reporting). --novel renames their pool words to made-up ones (tasks/novel.py), as a
@@ -22,6 +23,7 @@ from iclaw.agent.policy import Policy
 from iclaw.files import write_json
 from iclaw.tasks import FAMILIES, Verifier, generate, load_tasks
 from iclaw.tasks.novel import novel_tasks
+from iclaw.tools import hints
 from iclaw.train.common import console, live_progress, safe_sandbox
 from iclaw.train.config import GRPOConfig
 
@@ -38,6 +40,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--novel", action="store_true", help="the tasks with made-up names")
     ap.add_argument("--out", default="runs/compare.json")
+    ap.add_argument(
+        "--all-hints",
+        choices=("base", "new", "both"),
+        help="this side sees every hint (hints.SEARCH_ONLY off): weights trained on them against weights that were not",
+    )
     args = ap.parse_args()
 
     sandbox = safe_sandbox(False)
@@ -56,13 +63,16 @@ def main() -> None:
     reports = {}
     for side in ("base", "new"):
         pol = Policy.load(getattr(args, side))
+        if args.all_hints:
+            hints.SEARCH_ONLY = args.all_hints not in (side, "both")
         with live_progress(len(tasks), f"{side}: {getattr(args, side)}") as progress:
             reports[side] = evaluate(
                 pol, tasks, sandbox=sandbox, verifier=verifier, cfg=ep, progress=progress
             )
     base, new = reports["base"], reports["new"]
     g = paired_bootstrap(base, new)
-    console.print(f"{len(tasks)} tasks ({where}), greedy, {ep.max_turns} turns")
+    shown = f", every hint shown to {args.all_hints}" if args.all_hints else ""
+    console.print(f"{len(tasks)} tasks ({where}), greedy, {ep.max_turns} turns{shown}")
     console.print(
         f"pass@1: base {100 * base.pass_at_1:.1f} %, new {100 * new.pass_at_1:.1f} %; "
         f"new - base {g['delta']:+.1f} points, 95 % interval [{g['lo']:+.1f}, {g['hi']:+.1f}]"
