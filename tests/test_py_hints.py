@@ -82,6 +82,30 @@ CASES = [
         "b\n\n",
     ),
     ("@timed\ndef work():\n    return 1\n\n\ndef timed(fn):\n    return fn\n\n\nprint(work())\n", {}, "1\n"),
+    ("x = 2\nif x > 3:\n    print('big')\nelse if x > 1:\n    print('mid')\n", {}, "mid\n"),
+    ("todo = []\ntodo.push('wash')\nprint(todo)\n", {}, "['wash']\n"),
+    ("title = 'Dune'\nprint(title.length)\n", {}, "4\n"),
+    (
+        "from helper import twice\nprint(twice(4))\n",
+        {"helpers.py": "def twice(n):\n    return 2 * n\n"},
+        "8\n",
+    ),
+    (
+        "for row in open('temps.txt'):\n    if row.strip() > 20:\n        print(row.strip())\n",
+        {"temps.txt": "18\n25\n"},
+        "25\n",
+    ),
+    ("xs = [5, 6, 7, 8]\nprint(xs[len(xs) / 2])\n", {}, "7\n"),
+    ("laps = [61, 58]\nprint(laps[len(laps)])\n", {}, "58\n"),
+    ("print(sum(int(v) for v in open('nums.txt')))\n", {"in/nums.txt": "3\n4\n"}, "7\n"),
+    (
+        "import csv\nwith open('b.csv') as f:\n    rows = csv.reader(f)\n    print(sum(float(r[1]) for r in rows))\n",
+        {"b.csv": "item,cost\ntea,2.5\n"},
+        "2.5\n",
+    ),
+    ("class Box:\n    def __int__(self, w):\n        self.w = w\nprint(Box(3).w)\n", {}, "3\n"),
+    ("class Dog:\n    def speak():\n        return 'woof'\nprint(Dog().speak())\n", {}, "woof\n"),
+    ("days = ['mon', 'tue']\nfor i in len(days):\n    print(days[i])\n", {}, "mon\ntue\n"),
 ]
 
 

@@ -18,6 +18,9 @@ FILES = {
     "pages/a.md": "# a\n",
     "run.sh": "#!/bin/bash\narr=(x y)\necho ${#arr[@]}\n",
     "d.json": '{"a": 1}',
+    "notes/to do.txt": "TODO call\n",
+    "etc.conf": "root=/srv/old\n",
+    "sales_7_q.csv": "x\n",
 }
 CASES = [
     # (typed, what the right command prints)
@@ -45,6 +48,16 @@ CASES = [
     ("grep -rn pages '# a'", "pages/a.md:1:# a\n"),
     ("chmod x+ run.sh && ./run.sh", "2\n"),
     ("python3 -m json.tols d.json", '{\n    "a": 1\n}\n'),
+    ("wc -1 < log.txt", "3\n"),
+    ("find pages -type file", "pages/a.md\n"),
+    ("cut -d, 2 crew.csv", "name\nines\nomar\n"),
+    ("sort -t ', ' -k2 crew.csv", "1,ines,pilot\nid,name,role\n2,omar,cook\n"),
+    ("find notes -name '*.txt' | xargs cat", "TODO call\n"),
+    ("sed -n '2' log.txt", "all good\n"),
+    ("sed 's//srv/old//srv/new/' etc.conf", "root=/srv/new\n"),
+    ("awk -F, {print $3} crew.csv", "role\npilot\ncook\n"),
+    ("python3 -c 'print('two words')'", "two words\n"),
+    ("w=7; cat sales_$w_q.csv", "x\n"),
 ]
 
 

@@ -9,17 +9,21 @@ Each rule reads what Python printed, the way a person reads a traceback, and nam
 
   syntax     `expected ':'`, `expected '('` (`def main:`), `'(' was never closed`, print without parentheses,
              `Perhaps you forgot a comma?`, `except A, e:`, `n++`, a keyword used as a name, an unterminated
-             string or docstring, a missing or wrong indentation, tabs among spaces
+             string or docstring, a missing or wrong indentation, tabs among spaces, `else if` (elif)
   names      a standard module used but not imported, `self.` left out in a method, a global assigned in a
              function (`global total`), a module called as its own class (`datetime(...)`), a submodule not
              imported (`xml.etree`), a name imported from the wrong module (`collections` -> `collections.abc`),
-             `import os.path.join`
+             `import os.path.join`, a module of the folder misspelt (`util` beside utils.py)
   types      a method not called (`name.upper + "!"`), `x = x.append(...)` / `y = x.sort()`, a function with
              no `return`, str + int, `total += line` (text from a file), `", ".join(ints)`, `range("3")`,
-             `map(...)[0]`, `for k, v in d:`, a dict changed while iterated, `C.method()` on the class
+             `map(...)[0]`, `for k, v in d:`, a dict changed while iterated, `C.method()` on the class,
+             another language's method (`xs.push`, `s.length`, `d.has_key`), text compared with a number,
+             `xs[len(xs) / 2]`, `xs[len(xs)]`, `for i in len(xs)`, `__int__` for `__init__`, a method without self
   data       KeyError -> the nearest key the folder's JSON and CSV files or the program hold; a JSON list
-             indexed by a key; json.dumps of a date or an object; JSON written with single quotes
-  files      a folder opened for writing that is not there yet (`os.makedirs` first), `os.remove` of a folder,
+             indexed by a key; json.dumps of a date or an object; JSON written with single quotes; a header row
+             read as a number (next(reader))
+  files      a folder opened for writing that is not there yet (`os.makedirs` first), a file opened by its name
+             that sits in a subfolder (`data/scores.txt`), `os.remove` of a folder,
              a file read after its `with` block, `subprocess.run("wc -l x")` without a list
 
 Left out: fixes a message does not point at (an off-by-one, a missing base case, a wrong format string): the
@@ -29,6 +33,7 @@ standard-library modules by name, to look a name up in them.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import io
 import itertools
@@ -55,6 +60,26 @@ SEEN = (
 SEEN += ("unterminated string literal",)
 MUTATORS = ("append", "extend", "insert", "remove", "sort", "reverse", "clear", "update", "shuffle")
 QUOTE = {"(": ")", "[": "]", "{": "}"}
+FOREIGN = {  # (type, another language's method name) -> Python's
+    ("list", "push"): ("append",),
+    ("list", "add"): ("append",),
+    ("list", "indexOf"): ("index",),
+    ("list", "pushAll"): ("extend",),
+    ("list", "addAll"): ("extend",),
+    ("set", "push"): ("add",),
+    ("set", "append"): ("add",),
+    ("str", "toUpperCase"): ("upper",),
+    ("str", "toLowerCase"): ("lower",),
+    ("str", "trim"): ("strip",),
+    ("str", "startsWith"): ("startswith",),
+    ("str", "endsWith"): ("endswith",),
+    ("str", "indexOf"): ("find",),
+    ("str", "replaceAll"): ("replace",),
+    ("dict", "keySet"): ("keys",),
+    ("dict", "iteritems"): ("items",),
+    ("dict", "itervalues"): ("values",),
+    ("dict", "iterkeys"): ("keys",),
+}
 
 
 def where(text: str, n_lines: int, name: str = "main.py") -> int:
@@ -142,6 +167,12 @@ def edits(code: str, text: str, cwd: Path | str = ".", name: str = "main.py") ->
 def colon(err, msg, lines, n, line, text, cwd):
     if msg.startswith("expected ':'"):
         yield n, line.rstrip() + ":"
+
+
+def else_if(err, msg, lines, n, line, text, cwd):
+    """`else if x:` (C, JavaScript): Python spells it `elif`."""
+    if re.match(r"^\s*else\s+if\b", line):
+        yield n, re.sub(r"^(\s*)else\s+if\b", r"\1elif", line)
 
 
 def def_parens(err, msg, lines, n, line, text, cwd):
@@ -248,6 +279,7 @@ def indentation(err, msg, lines, n, line, text, cwd):
 
 
 SYNTAX = [
+    else_if,
     colon,
     def_parens,
     never_closed,
@@ -332,6 +364,15 @@ def wrong_module(err, msg, lines, n, line, text, cwd):
             yield n, line.replace(f"from {m.group(2)} import", f"from {m.group(2)}.{info.name} import")
 
 
+def local_module(err, msg, lines, n, line, text, cwd):
+    """`from util import slugify` beside utils.py: the nearest module in the folder."""
+    m = re.match(r"No module named '(\w+)'$", msg)
+    if m and stdlib(m.group(1)) is None:
+        here = [p.stem for p in entries(cwd, 2000) if p.suffix == ".py" or (p / "__init__.py").is_file()]
+        for near in difflib.get_close_matches(m.group(1), here, n=2, cutoff=0.6):
+            yield n, re.sub(rf"\b{m.group(1)}\b", near, line, count=1)
+
+
 def not_a_package(err, msg, lines, n, line, text, cwd):
     m = re.match(r"No module named '([\w.]+)'; '([\w.]+)' is not a package", msg)
     if m:
@@ -387,6 +428,22 @@ def no_return(err, msg, lines, n, line, text, cwd):
             yield k + last + 1, body[last] + f"\n{sp}return {names[-1]}"
 
 
+def foreign_method(err, msg, lines, n, line, text, cwd):
+    """Another language's name for a method: `stack.push(x)`, `names.length`, `s.toUpperCase()`, `d.has_key(k)`."""
+    m = re.match(r"'(list|str|dict|set|tuple)' object has no attribute '(\w+)'", msg)
+    if not m:
+        return
+    kind, name = m.groups()
+    size = re.search(rf"([\w.\[\]]+)\.{name}\b(\(\s*\))?", line)
+    if name in ("length", "size") and size:
+        yield n, line[: size.start()] + f"len({size.group(1)})" + line[size.end() :]
+    has = re.search(rf"([\w.\[\]]+)\.{name}\(([^()]+)\)", line)
+    if name in ("has_key", "containsKey", "contains", "includes") and has:
+        yield n, line[: has.start()] + f"{has.group(2)} in {has.group(1)}" + line[has.end() :]
+    for new in FOREIGN.get((kind, name), ()):
+        yield n, re.sub(rf"\.{name}\b", f".{new}", line, count=1)
+
+
 def to_str(err, msg, lines, n, line, text, cwd):
     """`"Total: " + count`: the number turned into text where it is added."""
     if not msg.startswith('can only concatenate str (not "'):
@@ -404,6 +461,65 @@ def to_number(err, msg, lines, n, line, text, cwd):
     if m:
         for f in ("int", "float"):
             yield n, f"{m.group(1)}{f}({m.group(2)})"
+
+
+def compare_types(err, msg, lines, n, line, text, cwd):
+    """`if age >= 18` with age read from a file: the text side turned into a number."""
+    m = re.match(r"'([<>=!]+)' not supported between instances of '(\w+)' and '(\w+)'", msg)
+    if not m or "str" not in m.group(2, 3) or m.group(2) == m.group(3):
+        return
+    op, left_is_str = m.group(1), m.group(2) == "str"
+    side = r"([\w.]+(?:\[[^\]]*\])?(?:\([^()]*\))?)"
+    c = re.search(rf"{side}\s*{re.escape(op)}\s*{side}", line)
+    if c:
+        i = 1 if left_is_str else 2
+        for f in ("int", "float"):
+            yield n, line[: c.start(i)] + f"{f}({c.group(i)})" + line[c.end(i) :]
+
+
+def float_index(err, msg, lines, n, line, text, cwd):
+    """`values[len(values) / 2]`: an index made with / is a float; // keeps it whole."""
+    if "indices must be integers or slices, not float" in msg:
+        yield n, re.sub(r"(?<![/])/(?![/=])", "//", line)
+
+
+def past_the_end(err, msg, lines, n, line, text, cwd):
+    """`queue[len(queue)]`: the last item is at len - 1."""
+    if err == "IndexError" and re.search(r"\[\s*len\(([^()]+)\)\s*\]", line):
+        yield n, re.sub(r"\[\s*len\(([^()]+)\)\s*\]", r"[len(\1) - 1]", line)
+
+
+def for_in_len(err, msg, lines, n, line, text, cwd):
+    """`for i in len(colors):` / `for i in count:`: a number is not a sequence; range() of it is."""
+    m = re.match(r"^(\s*for .+? in )(.+?)(\s*:.*)$", line)
+    if m and ("'int' object is not iterable" in msg or "'float' object is not iterable" in msg):
+        yield n, f"{m.group(1)}range({m.group(2)}){m.group(3)}"
+
+
+def init_typo(err, msg, lines, n, line, text, cwd):
+    """`Point(2, 3)` -> "Point() takes no arguments": its __init__ is misspelt (`__int__`, `_init_`, `init`)."""
+    m = re.match(r"(\w+)\(\) takes no arguments", msg)
+    if not m:
+        return
+    start = next((k for k, x in enumerate(lines, 1) if re.match(rf"^\s*class {m.group(1)}\b", x)), 0)
+    for k in range(start + 1, block_end(lines, start) + 1 if start else 0):
+        d = re.match(
+            r"^(\s*def\s+)(__int__|_init_|__init_|_init__|__innit__|init|__Init__|__init)(\s*\()",
+            lines[k - 1],
+        )
+        if d:
+            yield k, d.group(1) + "__init__" + lines[k - 1][d.start(3) :]
+
+
+def method_self(err, msg, lines, n, line, text, cwd):
+    """`Greeter().hello()` -> "hello() takes 0 positional arguments but 1 was given": the method has no `self`."""
+    m = re.match(r"(?:\w+\.)?(\w+)\(\) takes (\d+) positional arguments? but (\d+) (?:was|were) given", msg)
+    if not m or int(m.group(3)) != int(m.group(2)) + 1:
+        return
+    for k, x in enumerate(lines, 1):
+        d = re.match(rf"^(\s+def\s+{m.group(1)}\s*\()\s*(\w*)", x)
+        if d and d.group(2) not in ("self", "cls"):
+            yield k, d.group(1) + ("self, " if d.group(2) else "self") + x[d.end(1) :].lstrip()
 
 
 def join_ints(err, msg, lines, n, line, text, cwd):
@@ -597,6 +713,27 @@ def near_key(err, msg, lines, n, line, text, cwd):
                 yield n, line.replace(f"{q}{wrong}{q}", f"{q}{k}{q}")
 
 
+def header_row(err, msg, lines, n, line, text, cwd):
+    """`int(row[1])` meets 'qty': the file's header row read as data; skipped with next() where the reader is
+    made (or the file opened, for a loop over its lines)."""
+    m = re.match(
+        r"could not convert string to float: '(.*)'$|invalid literal for int\(\) with base 10: '(.*)'$", msg
+    )
+    word = m and (m.group(1) if m.group(1) is not None else m.group(2))
+    if not word or not re.fullmatch(r"[A-Za-z_][\w ]*", word):
+        return
+    for k in range(n - 1, 0, -1):
+        r = re.match(r"^(\s*)(\w+)\s*=\s*csv\.reader\(", lines[k - 1])
+        w = re.match(r"^(\s*)with open\(.*\) as (\w+):\s*$", lines[k - 1])
+        if r:
+            yield k, lines[k - 1] + f"\n{r.group(1)}next({r.group(2)})"
+            return
+        if w:
+            body = next((indent(x) for x in lines[k:n] if x.strip()), w.group(1) + "    ")
+            yield k, lines[k - 1] + f"\n{body}next({w.group(2)})"
+            return
+
+
 def first_count(err, msg, lines, n, line, text, cwd):
     """`totals[key] += x` where the key is new: counted from 0 (dict.get)."""
     m = re.match(r"^(\s*)(\w+)\[(.+)\]\s*\+=\s*(.+?)\s*$", line)
@@ -648,6 +785,20 @@ def make_folder(err, msg, lines, n, line, text, cwd):
         yield k, new
 
 
+def elsewhere(err, msg, lines, n, line, text, cwd):
+    """`open("scores.txt")` where the file is data/scores.txt: the path it has in the folder (two levels down)."""
+    m = re.match(r"\[Errno 2\] No such file or directory: '([^'/]+)'$", msg)
+    if err != "FileNotFoundError" or not m:
+        return
+    dirs = [d for d in entries(cwd, 200) if d.is_dir()]
+    dirs += [e for d in dirs[:50] for e in entries(d, 50) if e.is_dir()]
+    found = [d / m.group(1) for d in dirs if (d / m.group(1)).is_file()]
+    for p in sorted(found)[:2]:
+        for q in "\"'":
+            if f"{q}{m.group(1)}{q}" in line:
+                yield n, line.replace(f"{q}{m.group(1)}{q}", f"{q}{p.relative_to(cwd)}{q}")
+
+
 def remove_folder(err, msg, lines, n, line, text, cwd):
     """`os.remove("build")` of a folder: os.rmdir for an empty one, shutil.rmtree for the rest."""
     if err == "IsADirectoryError" and re.search(r"os\.(remove|unlink)\(", line):
@@ -688,8 +839,9 @@ def command_string(err, msg, lines, n, line, text, cwd):
 
 RUNTIME = [
     not_imported, missing_self, global_name, module_called, submodule, wrong_module, not_a_package,
-    defined_later, not_called, none_result, no_return, to_str, to_number, join_ints, range_str, lazy,
+    local_module, defined_later, not_called, none_result, no_return, foreign_method, to_str, to_number,
+    compare_types, float_index, past_the_end, for_in_len, init_typo, method_self, join_ints, range_str, lazy,
     unpack_dict, unpack_rest, changed_size, class_not_instance, search_not_match, str_assign, empty_field,
-    time_format, near_key, first_count, list_by_key, json_default, json_quotes, make_folder, remove_folder,
-    open_folder, after_with, command_string,
+    time_format, near_key, header_row, first_count, list_by_key, json_default, json_quotes, make_folder,
+    elsewhere, remove_folder, open_folder, after_with, command_string,
 ]  # fmt: skip

@@ -6,10 +6,13 @@ so a rule only proposes. Most are thefuck's rules or their kin, each keyed to wh
 
   flags     `cut -f0` (fields count from 1), `awk -f,` (-F), `tar -cfv x.tar` (f takes the next word, so last),
             `chmod x+` (+x), `tail 3 f` (-n 3), `head -n f 3`, `mkdir a/b` (-p), `cp dir` / `rm dir` / `grep dir`
-            (-r), `sed -i ''` (macOS), a `|` in grep's pattern (-E)
+            (-r), `sed -i ''` (macOS), a `|` in grep's pattern (-E), `wc -1` (l), `find -type file` (f),
+            `cut -d: 1` (-f1), `sort -t ', '` (one character), `find | xargs` of names with spaces (-print0, -0)
   words     `tar -cf folder x.tar` (the archive first), `grep two words f` (the phrase quoted), `find -name *.py`
-            (the glob quoted), `-exec ... {}` (its `\\;`), `s/a/b` (its closing `/`), `name = x` / `export A = 1`,
-            `[ $n -gt 2]`, `for ...; echo; done` (do), `cd..`, `... | out.txt` (> out.txt)
+            (the glob quoted), `-exec ... {}` (its `\\;`), `s/a/b` (its closing `/`), `sed -n '2,3'` (p),
+            `s//var/a//var/b/` (another delimiter), `awk {print $1}` (quoted), `-c 'print('x')'` (outer quotes
+            double), `$year_q1` (${year}_q1), `name = x` / `export A = 1`, `[ $n -gt 2]`, `for ...; echo; done`
+            (do), `cd..`, `... | out.txt` (> out.txt)
   habits    Windows and macOS names (`copy`, `where`, `del`, `cls`, `findstr`), `sh` for a bash script, a script
             saved with CRLF line ends
 
@@ -77,6 +80,58 @@ def awk_F(code, text, cwd):
         and not (cwd / m.group(1).strip("'\"")).is_file()
     ):
         yield code[: m.start()] + code[m.start() : m.end()].replace("-f", "-F", 1) + code[m.end() :]
+
+
+def option_lookalike(code, text, cwd):
+    """`wc -1`: a letter and a digit that look alike (l/1, o/0, I/l) typed for each other."""
+    m = re.search(r"invalid option -- '(.)'", text)
+    swap = {"1": "l", "l": "1", "0": "o", "o": "0", "I": "l"}
+    if m and m.group(1) in swap:
+        c = m.group(1)
+        yield re.sub(rf"(\s-\w*){re.escape(c)}", lambda x: x.group(1) + swap[c], code, count=1)
+
+
+def find_type(code, text, cwd):
+    """`find . -type file`: -type takes one letter (f, d, l)."""
+    letters = {
+        "file": "f",
+        "files": "f",
+        "dir": "d",
+        "directory": "d",
+        "folder": "d",
+        "link": "l",
+        "symlink": "l",
+    }
+    m = re.search(r"(-type\s+)(\w+)", code)
+    if m and m.group(2) in letters and "-type" in text:
+        yield code[: m.start(2)] + letters[m.group(2)] + code[m.end(2) :]
+
+
+def cut_list(code, text, cwd):
+    """`cut -d: 1 users.txt`: the field list needs its -f; `cut -d, -f 2 3`: one comma-separated list."""
+    if "you must specify a list of" in text:
+        m = re.search(r"(\bcut\b.*?\s)(\d[\d,-]*)(?=\s)", code)
+        if m:
+            yield code[: m.start(2)] + "-f" + code[m.start(2) :]
+    m = re.search(r"(\bcut\b.*?-f\s*)(\d+)((?:\s+\d+)+)(?=\s)", code)
+    if m and text and not (cwd / m.group(3).split()[0]).exists():
+        yield code[: m.start(2)] + ",".join([m.group(2), *m.group(3).split()]) + code[m.end(3) :]
+
+
+def one_char_tab(code, text, cwd):
+    """`sort -t ', '`: sort splits on one character."""
+    m = re.search(r"(-t\s*)(['\"])\s*(\S)\S*?\s*\2", code)
+    if m and "multi-character tab" in text:
+        yield code[: m.start(2)] + f"'{m.group(3)}'" + code[m.end() :]
+
+
+def xargs_spaces(code, text, cwd):
+    """`find ... | xargs grep x` with a name that has spaces: NUL-separated names (-print0 / -0)."""
+    if re.search(r"\|\s*xargs\s", code) and "No such file or directory" in text and " -0" not in code:
+        new = re.sub(r"\|\s*xargs\s", "| xargs -0 ", code, count=1)
+        if re.search(r"^\s*find\b", code):
+            yield re.sub(r"\s*\|\s*xargs -0 ", " -print0 | xargs -0 ", new, count=1)
+        yield re.sub(r"\|\s*xargs\s", "| xargs -d '\\n' ", code, count=1)
 
 
 def tar_f_last(code, text, cwd):
@@ -180,6 +235,51 @@ def sed_close(code, text, cwd):
             yield code[: m.end(3)] + d + code[m.end(3) :]
 
 
+def sed_print(code, text, cwd):
+    """`sed -n '2,3' f`: an address with no command; -n wants p."""
+    m = re.search(r"\bsed\s+-n\s+(['\"]?)([\d,$]+|/[^/]*/(?:,\s*/[^/]*/)?)\1(?=\s)", code)
+    if m and "missing command" in text:
+        yield code[: m.end(2)] + "p" + code[m.end(2) :]
+
+
+def sed_paths(code, text, cwd):
+    """`sed 's//var/www//srv/web/' f`: paths in an s command; another delimiter keeps their slashes."""
+    m = re.search(r"(['\"])s/(/[^'\"]*?)/(/[^'\"]*?)/?(g?)\1", code)
+    if m and ("unknown option to `s'" in text or "couldn't open file" in text or "No such file" in text):
+        a, b = m.group(2).rstrip("/"), m.group(3).rstrip("/")
+        for d in "|#,:":
+            if d not in a + b:
+                yield (
+                    code[: m.start()]
+                    + f"{m.group(1)}s{d}{a}{d}{b}{d}{m.group(4)}{m.group(1)}"
+                    + code[m.end() :]
+                )
+                return
+
+
+def awk_program(code, text, cwd):
+    """`awk -F, {print $1} f`: the program unquoted (the shell split it and ate its $1)."""
+    m = re.search(r"\bawk\b[^'\"{]*?\s(\{[^'\"]*\})(?=\s|$)", code)
+    if m and text:
+        yield code[: m.start(1)] + f"'{m.group(1)}'" + code[m.end(1) :]
+
+
+def c_quotes(code, text, cwd):
+    """`python3 -c 'print('hi there')'`: quotes inside quotes of the same kind; the outer ones made double."""
+    m = re.search(r"(\s-c\s+)'(.*'.*)'\s*$", code)
+    if m and not re.search(r"[\"$`\\]", m.group(2)):
+        yield code[: m.start(2) - 1] + f'"{m.group(2)}"'
+
+
+def var_braces(code, text, cwd):
+    """`cat sales_$year_q1.csv`: the shell reads $year_q1; ${year}_q1 was meant (a variable set in the line)."""
+    if "No such file" not in text and "not found" not in text:
+        return
+    for m in re.finditer(r"\$([A-Za-z]\w*?)(_\w+)", code):
+        if re.search(rf"(^|[;&\s])(export\s+)?{m.group(1)}=", code):
+            yield code[: m.start()] + "${" + m.group(1) + "}" + m.group(2) + code[m.end() :]
+
+
 def assign(code, text, cwd):
     """`name = world`, `export PORT = 8080`: no spaces around = in the shell."""
     m = re.match(r"^(\s*(?:export\s+|local\s+|readonly\s+)?)([A-Za-z_]\w*)\s+=\s+(\S)", code)
@@ -264,5 +364,17 @@ def crlf(code, text, cwd):
 
 
 RULES = [cut_zero, awk_F, tar_f_last, tar_order, chmod_mode, line_count, recursive, sed_macos, grep_extended]
-RULES += [grep_phrase, swapped, find_quotes, sed_close, assign, brackets, cd_parent, pipe_to_file]
+RULES += [option_lookalike, find_type, cut_list, one_char_tab, xargs_spaces]
+RULES += [
+    grep_phrase,
+    swapped,
+    find_quotes,
+    sed_close,
+    sed_print,
+    sed_paths,
+    awk_program,
+    c_quotes,
+    var_braces,
+]
+RULES += [assign, brackets, cd_parent, pipe_to_file]
 RULES += [look_not_read, windows, bash_not_sh, crlf]
