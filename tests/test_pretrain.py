@@ -131,10 +131,10 @@ def test_pretrain_on_a_trimmed_vocabulary_resumes_exactly_with_its_curves(stdlib
     an exact resume; the val and induction curves of both halves in the resumed checkpoint."""
     monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
     step_tokens = 2 * 32
-    kw = dict(attn=None, mlp=None, pos=None, optimizer="adamw", vocab=6400, eval_every=2)
+    kw = dict(attn=None, mlp=None, pos=None, optimizer="adamw", vocab=6720, eval_every=2)
     straight, s = pretrain(_cfg(stdlib_data, 4 * step_tokens, "straight", **kw), progress=False)
     task = registry.load("iclaw-small")[0].vocab
-    assert len(straight.vocab) == 6400 == s["vocab"]["rows"] and task.kept <= straight.vocab.kept
+    assert len(straight.vocab) == 6720 == s["vocab"]["rows"] and task.kept <= straight.vocab.kept
     assert s["vocab"]["train_tokens"] > s["vocab"]["gpt2_train_tokens"]  # rare words spelled as bytes
     first, repeat = s["induction"]
     assert first > 5 and repeat > 5  # 4 steps: no copying yet
@@ -152,9 +152,9 @@ def test_pretrain_on_a_trimmed_vocabulary_resumes_exactly_with_its_curves(stdlib
         [row[0] for row in meta["curves"]["induction"]] == [2, 4] == [row[0] for row in meta["curves"]["val"]]
     )
     assert meta["curves"]["induction"][1][2:] == list(s3["induction"])
-    with pytest.raises(IclawError, match="--vocab 6464: the checkpoint being resumed has 6400 rows"):
+    with pytest.raises(IclawError, match="--vocab 6784: the checkpoint being resumed has 6720 rows"):
         pretrain(
-            _cfg(stdlib_data, 8 * step_tokens, "resumed", resume=True, **{**kw, "vocab": 6464}),
+            _cfg(stdlib_data, 8 * step_tokens, "resumed", resume=True, **{**kw, "vocab": 6784}),
             progress=False,
         )
 
@@ -178,7 +178,8 @@ def test_induction_check_scores_the_repeat_against_the_first_copy():
     from iclaw.model.vocab import Vocab
     from iclaw.train.pretrain import induction_loss
 
-    vocab = Vocab.load(registry.resolve("iclaw-small"), 6272)
+    shipped = registry.resolve("iclaw-small")
+    vocab = Vocab.load(shipped, json.loads((shipped / "config.json").read_text())["vocab_size"])
     uniform = math.log(len(vocab))
     copier = Copier(preset("tiny"), vocab)
     first, repeat = induction_loss(copier, torch.device("cpu"), n=32, amp=False)
@@ -198,7 +199,7 @@ def test_a_pretrained_checkpoint_round_trips_through_nanogpt_ckpt_pt_with_identi
     ckpt.pt) -> `iclaw models import` -> the same weights, vocabulary and perplexity. Architectures nanoGPT's
     GPT has no code for are refused in one line, and nothing is overwritten."""
     monkeypatch.setenv("ICLAW_HOME", str(tmp_path / "home"))
-    kw = dict(attn=None, mlp=None, pos=None, optimizer="adamw", vocab=6400)
+    kw = dict(attn=None, mlp=None, pos=None, optimizer="adamw", vocab=6720)
     pretrain(_cfg(stdlib_data, 4 * 64, "base", **kw), progress=False)
     registry.publish("rope", GPT(preset("tiny", pos="rope")), meta={"source": "test"})
 
@@ -210,9 +211,9 @@ def test_a_pretrained_checkpoint_round_trips_through_nanogpt_ckpt_pt_with_identi
     assert r.returncode == 0, r.stderr
     ckpt = torch.load(out / "ckpt.pt", weights_only=False)
     assert (
-        ckpt["model_args"]["vocab_size"] == 6400
+        ckpt["model_args"]["vocab_size"] == 6720
         and ckpt["iter_num"] == 4
-        and len(ckpt["iclaw_vocab"]) == 6400
+        and len(ckpt["iclaw_vocab"]) == 6720
     )
     assert iclaw("models", "import", str(out / "ckpt.pt"), "--name", "back").returncode == 0
     text = tmp_path / "text.txt"

@@ -67,7 +67,8 @@ def test_fit_is_lossless_and_stays_inside_the_kept_set():
 
 def test_pretraining_vocab_keeps_the_task_vocabulary_and_the_corpus_frequent_ids():
     tok, rng = get_tokenizer(), random.Random(1)
-    task = Vocab.load(Path(iclaw.__file__).parent / "assets/models/iclaw-small", 6272)  # the shipped policy's
+    shipped = Path(iclaw.__file__).parent / "assets/models/iclaw-small"
+    task = Vocab.load(shipped, json.loads((shipped / "config.json").read_text())["vocab_size"])
     text = Path(vocab_module.__file__).read_text() + "".join(random_text(rng, 30) for _ in range(100))
     ids = np.asarray(tok.encode(text), dtype=np.uint16)
     counts = np.bincount(ids, minlength=50304)
