@@ -18,8 +18,10 @@ pool words renamed to made-up ones (tasks/novel.py), as the names of a user's ow
 
 --init NAME continues a registered policy instead (its own body and vocabulary): the first arm is then NAME
 itself, untrained, so every arm is paired against its start -- e.g. the shipped policy shown the demonstrations
-as they are now, with the hint line (iclaw/tools/hints.py) its own recipe never had. --publish NAME registers
-the last arm's model, for benchmarks/compare_policies.py and bench_thefuck.py.
+as they are now, with the hint line (iclaw/tools/hints.py) its own recipe never had. An arm ending in @NAME
+starts from NAME alone, unscored (`muon:2e-3:0.05:0.3,muon:2e-3:0.05:0.3@shellpy-small`: from scratch against
+from a pretrained base, issue #60). --publish NAME registers the last arm's model, NAME,NAME... one per arm,
+for benchmarks/compare_policies.py and bench_thefuck.py.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="runs/probe-sft.json")
     ap.add_argument("--init", help="continue this registered policy (default: from scratch)")
-    ap.add_argument("--publish", help="register the last arm's model under this name")
+    ap.add_argument(
+        "--publish", help="register the last arm's model under this name (NAME,NAME...: each arm's)"
+    )
     args = ap.parse_args()
 
     rc = RecipeConfig()
@@ -79,6 +83,10 @@ def main() -> None:
     vocab = Vocab.build(t for t, _ in demos)
     reports, unseen, result = {}, {}, {"args": vars(args), "arms": {}}
     arms = args.arms.split(",")
+    names = args.publish.split(",") if args.publish else []
+    if len(names) > len(arms):
+        raise SystemExit(f"--publish: {len(names)} names for {len(arms)} arms")
+    names = [None] * (len(arms) - len(names)) + names  # one name: the last arm's
     if args.init:  # the start itself, scored first: every arm is paired against it
         start = Policy.load(args.init, device=dev)
         reports[args.init] = evaluate(start, held, sandbox=sandbox, verifier=verifier, cfg=ep)
@@ -87,15 +95,17 @@ def main() -> None:
             "dev": reports[args.init].to_dict(),
             "novel": unseen[args.init].to_dict(),
         }
-    for arm in arms:
-        opt, lr, *extra = arm.split(":")
+    for k, arm in enumerate(arms):
+        spec, _, init = arm.partition("@")
+        init = init or args.init
+        opt, lr, *extra = spec.split(":")
         spell, share = (float(x) for x in (extra + ["0", "0"])[:2])
         pick = random.Random(f"novel:{args.seed}")
         copies = novel_tasks([t for t in train if pick.random() < share], sandbox, args.seed) if share else []
         more = recipe_demos(copies, sandbox, dataclasses.replace(rc, seed=args.seed))
         torch.manual_seed(args.seed)
-        if args.init:
-            model = registry.load(args.init, device=dev)[0]
+        if init:
+            model = registry.load(init, device=dev)[0]
         else:
             model = GPT(preset(rc.preset, pos=rc.pos), Vocab(vocab.ids)).to(dev)
         cfg = SFTConfig(
@@ -116,9 +126,9 @@ def main() -> None:
             f"{sft['seconds']:.0f} s, loss {sft['loss']:.3f}; dev {100 * reports[arm].pass_at_1:.1f} %, "
             f"novel names {100 * unseen[arm].pass_at_1:.1f} %"
         )
-    if args.publish:
-        registry.publish(args.publish, model, meta={"source": f"dev/probe_sft.py {arm}", "parent": args.init})
-        console.print(f"published {args.publish}")
+        if name := names[k]:
+            registry.publish(name, model, meta={"source": f"dev/probe_sft.py {arm}", "parent": init})
+            console.print(f"published {name}")
     first, *rest = list(reports)
     console.print(report_table("dev pass@1 (%), greedy, 3 turns", reports))
     for arm in rest:
